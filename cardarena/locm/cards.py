@@ -1,0 +1,399 @@
+"""Cards: the immutable card record, the 1.0/1.2 card list and the 1.5 generator.
+
+A :class:`Card` is shared by every state of a game (and by clones of it); only
+creatures on the board carry mutable values. The 1.5 generator reproduces the
+official ``CardGenerator`` draw for draw (see ``locm-randomness.md`` §6).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+from collections.abc import Sequence
+from enum import IntEnum
+
+from .cardlist_data import CARD_LIST_1_2
+from .javarandom import ADDEND, DOUBLE_UNIT, MASK, MULTIPLIER, JavaRandom
+
+
+class CardType(IntEnum):
+    CREATURE = 0
+    GREEN_ITEM = 1
+    RED_ITEM = 2
+    BLUE_ITEM = 3
+
+
+class Area(IntEnum):
+    """1.5 area of effect: the target only, its whole lane, or both lanes."""
+
+    TARGET = 0
+    LANE1 = 1
+    LANE2 = 2
+
+
+# Keyword bits, in the order of the 6-character abilities string "BCDGLW".
+BREAKTHROUGH = 1
+CHARGE = 2
+DRAIN = 4
+GUARD = 8
+LETHAL = 16
+WARD = 32
+KEYWORD_LETTERS = "BCDGLW"
+ALL_KEYWORDS = 63
+
+ABILITIES_TEXT: tuple[str, ...] = tuple(
+    "".join(letter if bits >> i & 1 else "-" for i, letter in enumerate(KEYWORD_LETTERS))
+    for bits in range(64)
+)
+"""``ABILITIES_TEXT[bits]`` is the input text of a keyword set, e.g. ``"B--G-W"``."""
+
+
+def keywords_from_text(text: str) -> int:
+    """Parse a ``BCDGLW``-style abilities string into keyword bits."""
+    if len(text) != 6:
+        raise ValueError(f"abilities must have 6 characters, got {text!r}")
+    bits = 0
+    for i, (char, letter) in enumerate(zip(text, KEYWORD_LETTERS, strict=True)):
+        if char == letter:
+            bits |= 1 << i
+        elif char != "-":
+            raise ValueError(f"bad abilities string {text!r}")
+    return bits
+
+
+class Card:
+    """A card as printed: immutable and shared between states."""
+
+    __slots__ = (
+        "area",
+        "attack",
+        "base_id",
+        "cost",
+        "defense",
+        "draw",
+        "keywords",
+        "my_health",
+        "opp_health",
+        "type",
+    )
+
+    base_id: int
+    type: int
+    cost: int
+    attack: int
+    defense: int
+    keywords: int
+    my_health: int
+    opp_health: int
+    draw: int
+    area: int
+
+    def __init__(
+        self,
+        base_id: int,
+        type: int,
+        cost: int,
+        attack: int,
+        defense: int,
+        keywords: int = 0,
+        my_health: int = 0,
+        opp_health: int = 0,
+        draw: int = 0,
+        area: int = Area.TARGET,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "base_id", base_id)
+        set_(self, "type", int(type))
+        set_(self, "cost", cost)
+        set_(self, "attack", attack)
+        set_(self, "defense", defense)
+        set_(self, "keywords", keywords)
+        set_(self, "my_health", my_health)
+        set_(self, "opp_health", opp_health)
+        set_(self, "draw", draw)
+        set_(self, "area", int(area))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Card is immutable")
+
+    def __reduce__(self) -> tuple[type[Card], tuple[int, ...]]:
+        return (Card, self.as_tuple())
+
+    def as_tuple(self) -> tuple[int, ...]:
+        return (
+            self.base_id,
+            self.type,
+            self.cost,
+            self.attack,
+            self.defense,
+            self.keywords,
+            self.my_health,
+            self.opp_health,
+            self.draw,
+            self.area,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Card) and self.as_tuple() == other.as_tuple()
+
+    def __hash__(self) -> int:
+        return hash(self.as_tuple())
+
+    @property
+    def is_creature(self) -> bool:
+        return self.type == CardType.CREATURE
+
+    @property
+    def abilities(self) -> str:
+        return ABILITIES_TEXT[self.keywords]
+
+    def __repr__(self) -> str:
+        return (
+            f"Card(#{self.base_id} {CardType(self.type).name.lower()} cost={self.cost} "
+            f"{self.attack}/{self.defense} {self.abilities} my={self.my_health} "
+            f"opp={self.opp_health} draw={self.draw} area={Area(self.area).name.lower()})"
+        )
+
+
+def _load_card_list() -> tuple[Card, ...]:
+    return tuple(Card(*row) for row in CARD_LIST_1_2)
+
+
+CARD_LIST: tuple[Card, ...] = _load_card_list()
+"""The 160 cards of 1.0/1.2, baseIds 1..160 in order (also the 1.5 predefined list)."""
+CARDS_BY_ID: dict[int, Card] = {card.base_id: card for card in CARD_LIST}
+
+
+# --- 1.0 draft pools by league level ---------------------------------------------
+
+_NO_DRAIN_LETHAL_WARD = ~(DRAIN | LETHAL | WARD)
+
+
+def draft_pool_cards(league: int) -> tuple[Card, ...]:
+    """The cards a 1.0 draft may offer at a CodinGame league level (≥ 4: all 160)."""
+    if league <= 1:
+        return tuple(
+            c
+            for c in CARD_LIST
+            if c.is_creature and not c.keywords and not (c.my_health or c.opp_health or c.draw)
+        )
+    if league == 2:
+        return tuple(
+            c for c in CARD_LIST if c.is_creature and c.keywords & _NO_DRAIN_LETHAL_WARD == c.keywords
+        )
+    if league == 3:
+        return tuple(c for c in CARD_LIST if c.keywords & _NO_DRAIN_LETHAL_WARD == c.keywords)
+    return CARD_LIST
+
+
+# --- 1.5 card generator ----------------------------------------------------------
+
+CARDS_IN_CONSTRUCTED = 120
+
+# The generator weights of the official cardWeights.json, in file order:
+# (value, weight, multCost, addCost). Numbers only; value names are the file's keys.
+_TYPE_WEIGHTS = ((CardType.CREATURE, 0.4), (CardType.GREEN_ITEM, 0.2),
+                 (CardType.RED_ITEM, 0.2), (CardType.BLUE_ITEM, 0.2))  # fmt: skip
+_MANA_WEIGHTS = tuple((mana, 0.1) for mana in range(13))
+_AREA_PROPS = ((Area.TARGET, 50.0, 1.0, 0.0), (Area.LANE1, 25.0, 0.7, 0.0),
+               (Area.LANE2, 25.0, 0.6, 0.0))  # fmt: skip
+_KEYWORD_COUNT_WEIGHTS = ((0, 10.0), (1, 5.0), (2, 3.0), (3, 2.0), (4, 1.0), (5, 1.0), (6, 1.0))
+_KEYWORD_PROPS = tuple((1 << i, 1.0, 1.0, 1.0) for i in range(6))
+_DRAW_PROPS = ((0, 100.0, 1.0, 0.0), (1, 50.0, 1.0, 0.0), (2, 25.0, 1.0, 1.0),
+               (3, 25.0, 1.0, 1.0), (4, 5.0, 1.0, 2.0))  # fmt: skip
+_MY_HEALTH_PROPS = ((0, 100.0, 1.0, 0.0), (1, 50.0, 1.0, 0.0), (2, 25.0, 1.0, 1.0),
+                    (3, 25.0, 1.0, 1.0))  # fmt: skip
+_OPP_HEALTH_PROPS = ((0, 100.0, 1.0, 0.0), (-1, 50.0, 1.0, 0.0), (-2, 25.0, 1.0, 1.0),
+                     (-3, 25.0, 1.0, 1.0))  # fmt: skip
+_BONUS_MEAN = 1.0
+_BONUS_STD = 2.0
+
+# Property order slots, shuffled in place from card to card.
+_AREA, _KEYWORDS, _DRAW, _MY_HEALTH, _OPP_HEALTH = range(5)
+
+
+def _doubles(seed: int, count: int) -> list[float]:
+    """The next ``count`` ``nextDouble()`` values of ``Random(seed)``, in one tight loop."""
+    state = (seed ^ MULTIPLIER) & MASK
+    out = []
+    append = out.append
+    for _ in range(count):
+        state = (state * MULTIPLIER + ADDEND) & MASK
+        high = state >> 22
+        state = (state * MULTIPLIER + ADDEND) & MASK
+        append(((high << 27) + (state >> 21)) * DOUBLE_UNIT)
+    return out
+
+
+class _FloatTable:
+    """A weighted table with fractional weights: the official subtraction loop, kept exact."""
+
+    __slots__ = ("entries", "total")
+
+    def __init__(self, entries: Sequence[tuple[int, float]]) -> None:
+        # Totals are summed in file order; math.fsum equals Java's compensated sum here.
+        self.total = math.fsum(weight for _value, weight in entries)
+        self.entries = tuple(sorted(entries, key=lambda entry: entry[1]))
+
+    def pick(self, u: float) -> int:
+        x = u * self.total
+        for value, weight in self.entries:
+            x -= weight
+            if x <= 0:
+                return value
+        return self.entries[-1][0]
+
+
+class _IntTable:
+    """A weighted table with whole-number weights.
+
+    Subtracting whole weights from ``x`` one by one is exact for as long as ``x``
+    stays positive, so the official loop stops at the first cumulative weight
+    ``>= x``: a bisection gives the same entry.
+    """
+
+    __slots__ = ("bounds", "entries", "total")
+
+    def __init__(self, entries: Sequence[tuple[int, float, float, float]]) -> None:
+        assert all(float(weight).is_integer() for _v, weight, _m, _a in entries)
+        self.entries = tuple(sorted(entries, key=lambda entry: entry[1]))
+        self.bounds = tuple(itertools.accumulate(entry[1] for entry in self.entries))
+        self.total = self.bounds[-1]
+
+    def pick(self, u: float) -> tuple[int, float, float, float]:
+        return self.entries[bisect.bisect_left(self.bounds, u * self.total)]
+
+
+_TYPE_TABLE = _FloatTable(_TYPE_WEIGHTS)
+_MANA_TABLE = _FloatTable(_MANA_WEIGHTS)
+_AREA_TABLE = _IntTable(_AREA_PROPS)
+_KEYWORD_COUNT_TABLE = _IntTable(tuple((n, w, 1.0, 0.0) for n, w in _KEYWORD_COUNT_WEIGHTS))
+_KEYWORD_TABLE = _IntTable(_KEYWORD_PROPS)
+_DRAW_TABLE = _IntTable(_DRAW_PROPS)
+_MY_HEALTH_TABLE = _IntTable(_MY_HEALTH_PROPS)
+_OPP_HEALTH_TABLE = _IntTable(_OPP_HEALTH_PROPS)
+_KEYWORD_CHUNK = 64
+
+
+assert all(entry[1] == 1.0 for entry in _KEYWORD_TABLE.entries)
+_KEYWORD_BITS_IN_ORDER = tuple(entry[0] for entry in _KEYWORD_TABLE.entries)
+_KEYWORD_MULT, _KEYWORD_ADD = _KEYWORD_PROPS[0][2], _KEYWORD_PROPS[0][3]
+assert all(entry[2:] == (_KEYWORD_MULT, _KEYWORD_ADD) for entry in _KEYWORD_PROPS)
+
+
+def _order_swaps(seed: int, count: int) -> list[tuple[int, int, int, int]]:
+    """``Collections.shuffle`` of a 5-list, ``count`` times: the j of each of the 4 swaps."""
+    state = (seed ^ MULTIPLIER) & MASK
+    out = []
+    for _ in range(count):
+        swaps = []
+        for bound in (5, 4, 3, 2):
+            while True:
+                state = (state * MULTIPLIER + ADDEND) & MASK
+                u = state >> 17
+                if bound & (bound - 1) == 0:
+                    swaps.append((bound * u) >> 31)
+                    break
+                r = u % bound
+                if u - r + bound - 1 < 1 << 31:
+                    swaps.append(r)
+                    break
+        out.append(tuple(swaps))
+    return out  # type: ignore[return-value]
+
+
+def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tuple[Card, ...]:
+    """The 1.5 card set of ``cardGenSeed``, baseIds 0..count-1 in cost order.
+
+    ``cardGenSeed`` only seeds 11 private generators (type, mana, area, property
+    order, keyword count, keyword, draw, my health, opponent health, bonus attack,
+    bonus defense, in that order); each private generator's draws are taken in
+    advance, which is invisible since nothing else reads them.
+    """
+    parent = JavaRandom(card_gen_seed)
+    seeds = [parent.next_int() for _ in range(11)]
+    types = _doubles(seeds[0], count)
+    manas = _doubles(seeds[1], count)
+    swaps = _order_swaps(seeds[3], count)
+    keyword_counts = _doubles(seeds[4], count)
+    keyword_rng = JavaRandom(seeds[5])
+    # One draw per card for each of these tables, whether or not the property is kept.
+    prop_draws = {
+        _AREA: (_doubles(seeds[2], count), _AREA_TABLE),
+        _DRAW: (_doubles(seeds[6], count), _DRAW_TABLE),
+        _MY_HEALTH: (_doubles(seeds[7], count), _MY_HEALTH_TABLE),
+        _OPP_HEALTH: (_doubles(seeds[8], count), _OPP_HEALTH_TABLE),
+    }
+    attacks = _doubles(seeds[9], count)
+    defenses = _doubles(seeds[10], count)
+    keyword_doubles: list[float] = []
+    keyword_index = 0
+    keyword_count_index = 0
+    bisect_left = bisect.bisect_left
+    ceil = math.ceil
+    count_bounds, count_entries = _KEYWORD_COUNT_TABLE.bounds, _KEYWORD_COUNT_TABLE.entries
+    count_total = _KEYWORD_COUNT_TABLE.total
+    blue = CardType.BLUE_ITEM
+
+    order = [_AREA, _KEYWORDS, _DRAW, _MY_HEALTH, _OPP_HEALTH]
+    drafts: list[tuple[int, int, int, int, int, int, int, int, int]] = []
+    for i in range(count):
+        card_type = _TYPE_TABLE.pick(types[i])
+        mana = _MANA_TABLE.pick(manas[i])
+        budget = float(mana)
+        chosen = [Area.TARGET, 0, 0, 0, 0]  # indexed by property slot; [_KEYWORDS] = bits
+        for size, j in zip((5, 4, 3, 2), swaps[i], strict=True):
+            order[size - 1], order[j] = order[j], order[size - 1]
+        for prop in order:
+            if prop == _KEYWORDS:
+                if card_type == blue:
+                    continue
+                u = keyword_counts[keyword_count_index]
+                keyword_count_index += 1
+                keywords = 0
+                for _k in range(count_entries[bisect_left(count_bounds, u * count_total)][0]):
+                    if keyword_index == len(keyword_doubles):
+                        keyword_doubles += _next_doubles(keyword_rng, _KEYWORD_CHUNK)
+                    allowed = [bit for bit in _KEYWORD_BITS_IN_ORDER if not bit & keywords]
+                    # All keyword weights are 1: the loop stops at the first k with x <= k + 1.
+                    x = keyword_doubles[keyword_index] * len(allowed)
+                    keyword_index += 1
+                    spent = budget * _KEYWORD_MULT - _KEYWORD_ADD
+                    if spent < 0:
+                        # The official builder undoes the cost arithmetically, rounding and all.
+                        budget = (spent + _KEYWORD_ADD) / _KEYWORD_MULT
+                        break
+                    budget = spent
+                    keywords |= allowed[max(0, ceil(x) - 1)]
+                chosen[_KEYWORDS] = keywords
+                continue
+            draws, table = prop_draws[prop]
+            value, _w, mult, add = table.entries[bisect_left(table.bounds, draws[i] * table.total)]
+            spent = budget * mult - add
+            if spent < 0:
+                budget = (spent + add) / mult
+                continue
+            budget = spent
+            chosen[prop] = value
+        attack = int(budget + (attacks[i] * _BONUS_STD + _BONUS_MEAN))
+        defense = int(budget + (defenses[i] * _BONUS_STD + _BONUS_MEAN))
+        if card_type == CardType.CREATURE:
+            attack, defense = max(attack, 0), max(defense, 1)
+        elif card_type == blue:
+            attack, defense = 0, max(defense, 0)
+        else:
+            attack, defense = max(attack, 0), max(defense, 0)
+        if card_type >= CardType.RED_ITEM:
+            attack, defense = -attack, -defense
+        drafts.append(
+            (card_type, mana, attack, defense, chosen[_KEYWORDS], chosen[_MY_HEALTH],
+             chosen[_OPP_HEALTH], chosen[_DRAW], chosen[_AREA])
+        )  # fmt: skip
+    drafts.sort(key=lambda draft: draft[1])  # stable: equal costs keep generation order
+    return tuple(Card(base_id, *draft) for base_id, draft in enumerate(drafts))
+
+
+def _next_doubles(rng: JavaRandom, count: int) -> list[float]:
+    next_double = rng.next_double
+    return [next_double() for _ in range(count)]

@@ -1,0 +1,517 @@
+"""The official text protocol: what each bot reads, and how what it writes is parsed.
+
+:class:`ProtocolGame` drives a whole game through that protocol without any I/O:
+it says which player must answer which input text within which time limit
+(:meth:`ProtocolGame.requests`), and takes the answer lines
+(:meth:`ProtocolGame.answer`) with the official soft errors, hard errors, SDK
+quirks (empty lines, the 30 s total-time quota, the frame limit) and scores.
+The referee feeds it real processes; the conformance tests feed it recordings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .cards import ABILITIES_TEXT, Card
+from .javarandom import parse_java_int
+from .rules import (
+    DECK_SIZE,
+    FRAME_LIMIT,
+    MAX_ANSWER_BYTES,
+    STARTING_HEALTH,
+    TOTAL_TIME_QUOTA_MS,
+    RuleSet,
+)
+from .state import Action, ActionType, Creature, EndReason, Phase, Player, State
+
+JAVA_WHITESPACE = "".join(chr(code) for code in range(33))
+"""What Java's ``String.trim`` removes: every character up to U+0020."""
+ILLEGAL_ACTION_SUMMARY_LIMIT = 3
+CONSTRUCTED_VISUAL_FRAMES = 4
+"""1.5: two more construction frames and one clean-up frame after the constructed turn."""
+
+
+class ProtocolError(ValueError):
+    """A hard error: the bot's line breaks the grammar, and the bot loses."""
+
+
+ParsedAction = tuple[Action, str]
+"""An action and the free text the bot wrote after it (display only)."""
+
+
+# --- input text ------------------------------------------------------------------
+
+
+def _block(lines: list[str]) -> str:
+    """The SDK joins a turn's lines, trims the whole block and ends it with a newline."""
+    return "\n".join(lines).strip(JAVA_WHITESPACE) + "\n"
+
+
+def _card_tail(card: Card, rules: RuleSet) -> str:
+    if rules.area_effects:
+        return f" {card.area} -1 "
+    return " -1 " if rules.has_lanes else " "
+
+
+def offered_card_line(card: Card, rules: RuleSet) -> str:
+    """A card shown during deck building: instance id -1, location 0, lane -1."""
+    return (
+        f"{card.base_id} -1 0 {card.type} {card.cost} {card.attack} {card.defense} "
+        f"{ABILITIES_TEXT[card.keywords]} {card.my_health} {card.opp_health} {card.draw}"
+        + _card_tail(card, rules)
+    )
+
+
+def _creature_line(creature: Creature, location: int, rules: RuleSet) -> str:
+    card = creature.card
+    if creature.shows_effects or not rules.creature_effects_reset:
+        effects = f"{card.my_health} {card.opp_health} {card.draw}"
+    else:
+        effects = "0 0 0"
+    line = (
+        f"{card.base_id} {creature.id} {location} {card.type} {card.cost} {creature.attack} "
+        f"{creature.defense} {ABILITIES_TEXT[creature.keywords]} {effects}"
+    )
+    if rules.area_effects:
+        return f"{line} {card.area} {creature.lane} "
+    return f"{line} {creature.lane} " if rules.has_lanes else line + " "
+
+
+def _player_line(player: Player, rules: RuleSet) -> str:
+    if rules.runes:
+        return (
+            f"{player.health} {player.max_mana} {len(player.deck)} {player.next_rune} "
+            f"{player.draw_shown}"
+        )
+    return f"{player.health} {player.max_mana} {len(player.deck)} {player.draw_shown}"
+
+
+def battle_input(state: State, player_index: int) -> str:
+    """The input block of a battle turn, byte for byte as the official referee sends it."""
+    rules = state.rules
+    me = state.players[player_index]
+    opp = state.players[1 - player_index]
+    lines = [
+        _player_line(me, rules),
+        _player_line(opp, rules),
+        f"{len(opp.hand)} {len(opp.performed)}",
+    ]
+    lines.extend(f"{base_id} {action}" for base_id, action in opp.performed)
+    lines.append(str(len(me.hand) + len(me.board) + len(opp.board)))
+    tail_hand = " -1 -1 " if rules.area_effects else (" -1 " if rules.has_lanes else " ")
+    for inst in me.hand:
+        card = inst.card
+        area = f" {card.area}" if rules.area_effects else ""
+        lines.append(
+            f"{card.base_id} {inst.id} 0 {card.type} {card.cost} {card.attack} {card.defense} "
+            f"{ABILITIES_TEXT[card.keywords]} {card.my_health} {card.opp_health} {card.draw}"
+            + (area + " -1 " if rules.area_effects else tail_hand)
+        )
+    lines.extend(_creature_line(c, 1, rules) for c in me.board)
+    lines.extend(_creature_line(c, -1, rules) for c in opp.board)
+    return _block(lines)
+
+
+def deck_building_input(state: State, player_index: int) -> str:
+    """The input of the current draft turn (1.0/1.2) or of the constructed turn (1.5)."""
+    rules = state.rules
+    if rules.draft:
+        turn = len(state.players[player_index].chosen)
+        # The official mock lines: the opponent's deck shows one card more for P1.
+        lines = [
+            f"{STARTING_HEALTH} 0 {turn} 25 0",
+            f"{STARTING_HEALTH} 0 {turn + player_index} 25 0",
+            "0 0",
+            "3",
+        ]
+        lines.extend(offered_card_line(card, rules) for card in state.draft[turn])
+    else:
+        lines = [f"{STARTING_HEALTH} 0 0 0", f"{STARTING_HEALTH} 0 0 0", "0 0", str(len(state.pool))]
+        lines.extend(offered_card_line(card, rules) for card in state.pool)
+    return _block(lines)
+
+
+def player_input(state: State, player_index: int) -> str:
+    """What ``player_index`` would receive now, in deck building or battle."""
+    if state.phase == Phase.DECK_BUILDING:
+        return deck_building_input(state, player_index)
+    return battle_input(state, player_index)
+
+
+# --- output parsing --------------------------------------------------------------
+
+
+def parse_battle_output(line: str, rules: RuleSet) -> list[ParsedAction]:
+    """Parse a battle line into actions; ProtocolError (a hard error) if malformed."""
+    actions: list[ParsedAction] = []
+    for raw in line.split(";"):
+        piece = raw.strip(JAVA_WHITESPACE)
+        if not piece:
+            continue
+        command, _, rest = piece.partition(" ")
+        command = command.strip(JAVA_WHITESPACE)
+        if command == "PASS":
+            actions.append((Action(ActionType.PASS), ""))
+            continue
+        if command == "SUMMON" and not rules.has_lanes:
+            parts = rest.split(" ", 1)
+            try:
+                card_id = parse_java_int(parts[0])
+            except ValueError:
+                raise ProtocolError("Invalid SUMMON argument. Expected integer (card id).") from None
+            text = parts[1].strip(JAVA_WHITESPACE) if len(parts) > 1 else ""
+            actions.append((Action(ActionType.SUMMON, card_id, -1), text))
+            continue
+        if command not in ("SUMMON", "ATTACK", "USE"):
+            raise ProtocolError(rules.invalid_action_name_message)
+        parts = rest.split(" ", 2)
+        try:
+            first = parse_java_int(parts[0])
+            second = parse_java_int(parts[1]) if len(parts) > 1 else parse_java_int("")
+        except ValueError:
+            if command == "SUMMON":
+                message = "Invalid SUMMON arguments. Expected two integers (card id and lane)."
+            else:
+                message = (
+                    f"Invalid {command} arguments. Expected two integers (card id and target id)."
+                )
+            raise ProtocolError(message) from None
+        text = parts[2].strip(JAVA_WHITESPACE) if len(parts) > 2 else ""
+        actions.append((Action(ActionType[command], first, second), text))
+    return actions
+
+
+def _java_hashset_order(values: Sequence[int]) -> list[int]:
+    """Iteration order of a small Java ``HashSet<Integer>``: by bucket (value & 15)."""
+    distinct = list(dict.fromkeys(values))
+    return sorted(distinct, key=lambda value: (value ^ (value >> 16)) & 15)
+
+
+def parse_draft_output(line: str, offered: Sequence[Card]) -> tuple[int, str]:
+    """Parse a draft answer into (index of the chosen card, text); ProtocolError if bad."""
+    words = line.split(" ", 2)
+    text = words[2].strip(JAVA_WHITESPACE) if len(words) > 2 else ""
+    expected = 'Invalid action. Expected  "PICK [0,1,2]" or "PASS".'
+    command = words[0]
+    if command == "PASS":
+        return 0, text
+    if command not in ("PICK", "CHOOSE") or len(words) < 2:
+        raise ProtocolError(expected)
+    try:
+        value = parse_java_int(words[1])
+    except ValueError:
+        raise ProtocolError(expected) from None
+    if command == "PICK":
+        if not 0 <= value <= 2:
+            raise ProtocolError('Invalid action format. "PICK" argument should be 0, 1 or 2.')
+        return value, text
+    base_ids = [card.base_id for card in offered]
+    if value not in base_ids:
+        shown = ", ".join(map(str, _java_hashset_order(base_ids)))
+        raise ProtocolError(
+            f'Invalid action format. "CHOOSE" argument should be valid card\'s base id [{shown}].'
+        )
+    return base_ids.index(value), text
+
+
+def parse_constructed_output(line: str, pool: Sequence[Card]) -> tuple[list[Card], str]:
+    """Parse a 1.5 constructed answer into the chosen cards, in order; ProtocolError if bad.
+
+    The count is not checked here (the caller reports a wrong count separately, as the
+    official referee does).
+    """
+    chosen: list[Card] = []
+    counts: dict[int, int] = {}
+    texts: list[str] = []
+    by_id = {card.base_id: card for card in pool}
+
+    def first_available() -> Card:
+        for card in pool:
+            if counts.get(card.base_id, 0) < 2:
+                return card
+        raise ProtocolError("Something went horrible wrong. No card available to choose.")
+
+    def take(card: Card) -> None:
+        chosen.append(card)
+        counts[card.base_id] = counts.get(card.base_id, 0) + 1
+
+    for raw in line.split(";"):
+        piece = raw.strip(JAVA_WHITESPACE)
+        if not piece:
+            continue
+        if piece == "PASS":
+            while len(chosen) < DECK_SIZE:
+                take(first_available())
+            continue
+        words = piece.split(" ", 2)
+        if len(words) > 2 and words[2].strip(JAVA_WHITESPACE):
+            texts.append(words[2].strip(JAVA_WHITESPACE))
+        if words[0] == "PASS":
+            take(first_available())
+        elif words[0] == "CHOOSE":
+            try:
+                base_id = parse_java_int(words[1]) if len(words) > 1 else parse_java_int("")
+            except ValueError:
+                raise ProtocolError(
+                    'Invalid "CHOOSE" argument. Expected integer (card base id).'
+                ) from None
+            card = by_id.get(base_id)
+            if card is None:
+                raise ProtocolError(
+                    'Invalid action format. "CHOOSE" argument should be valid card\'s base id.'
+                )
+            if counts.get(base_id, 0) >= 2:
+                raise ProtocolError("Invalid action argument. Card can be chosen at most 2 times.")
+            take(card)
+        else:
+            raise ProtocolError('Invalid action. Expected  "CHOOSE id" or "PASS".')
+    return chosen, " ".join(texts)
+
+
+# --- a whole game through the protocol -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    """One 'execute with one expected output line' of the official runner."""
+
+    player: int
+    input: str
+    timeout_ms: int
+
+
+class ProtocolGame:
+    """A game driven through the official protocol, with no I/O of its own.
+
+    Loop: ``for requests in iter(game.requests, [])`` → send each input, read one
+    line per request (``None`` when no complete line came in time) →
+    ``game.answer(lines)``.
+    """
+
+    def __init__(
+        self, version: str | RuleSet = "1.5", params: object = None, league: int = 4
+    ) -> None:
+        self.state = State.new(version, params, league)  # type: ignore[arg-type]
+        self.rules = self.state.rules
+        self.scores: tuple[int, int] | None = None
+        self.summaries: list[str] = []
+        """The official game summary lines (``$0``/``$1`` are the players' tokens)."""
+        self.error_player: int | None = None
+        self.frames = 0
+        self.quota_ms = 0
+        self.queue: list[ParsedAction] = []
+        self._battle_turns_asked = 0
+        self._pending: list[Request] | None = None
+        if self.rules.draft:
+            pool = self.state.draft_pool_size()
+            row = 5 if pool <= 15 else 10 if pool <= 30 else 12 if pool <= 60 else 15
+            self.frames = 1 + math.ceil(max(0, pool - row) / row)
+
+    # -- status --
+
+    @property
+    def over(self) -> bool:
+        return self.scores is not None
+
+    @property
+    def winner(self) -> int | None:
+        return self.state.winner if self.over else None
+
+    @property
+    def end_reason(self) -> EndReason:
+        return self.state.end_reason
+
+    # -- requests and answers --
+
+    def requests(self) -> list[Request]:
+        """What the runner must ask now (2 requests in deck building, 1 in battle)."""
+        if self.over:
+            return []
+        if self._pending is None:
+            self._pending = self._next_requests()
+        return self._pending
+
+    def _next_requests(self) -> list[Request]:
+        state, rules = self.state, self.rules
+        if state.phase == Phase.DECK_BUILDING:
+            first = not state.players[0].chosen
+            limit = rules.deck_first_turn_ms if first else rules.deck_turn_ms
+            quota = rules.deck_first_turn_ms if first and rules.draft else rules.deck_turn_quota_ms
+            if not self._charge(2 * quota):
+                return []
+            self.frames += 1
+            return [Request(p, deck_building_input(state, p), limit) for p in (0, 1)]
+        first = self._battle_turns_asked < 2
+        limit = rules.battle_first_turn_ms if first else rules.battle_turn_ms
+        if not self._charge(limit):
+            return []
+        self.frames += 1
+        self._battle_turns_asked += 1
+        return [Request(state.active, battle_input(state, state.active), limit)]
+
+    def _charge(self, quota_ms: int) -> bool:
+        """Add to the SDK's total-time quota; past 30 s the game aborts with no result."""
+        self.quota_ms += quota_ms
+        if self.quota_ms > TOTAL_TIME_QUOTA_MS:
+            self.state.abort(EndReason.ABORTED_TIME_QUOTA)
+            self.scores = (0, 0)
+            return False
+        return True
+
+    def answer(self, lines: Sequence[str | None]) -> None:
+        """Give the answer line of each current request (``None``: no line in time)."""
+        pending = self.requests()
+        if len(lines) != len(pending):
+            raise ValueError(f"expected {len(pending)} answer line(s), got {len(lines)}")
+        self._pending = None
+        if self.state.phase == Phase.DECK_BUILDING:
+            self._answer_deck_building(lines)
+        else:
+            self._answer_battle(pending[0].player, lines[0])
+
+    def _unusable(self, player: int, line: str | None) -> bool:
+        """Handle a timeout, an over-long line or an aborting empty line; True if so."""
+        if line is None or len(line.encode("utf-8", "surrogatepass")) >= MAX_ANSWER_BYTES:
+            self._error(player, f"${player} timeout!", EndReason.TIMEOUT)
+            return True
+        if line == "" and self.rules.empty_line_aborts:
+            self.state.abort(EndReason.ABORTED_EMPTY_LINE)
+            self.scores = (0, 0)
+            return True
+        return False
+
+    def _error(self, player: int, message: str, reason: EndReason) -> None:
+        already_won = self.state.winner == 1 - player
+        self.summaries.append(message)
+        self.error_player = player
+        self.state.forfeit(player, reason)
+        scores = [0, 0]
+        scores[player] = -1
+        scores[1 - player] = 1 if already_won else 0
+        self.scores = (scores[0], scores[1])
+
+    def _answer_deck_building(self, lines: Sequence[str | None]) -> None:
+        state = self.state
+        if self.rules.draft:
+            for player, line in enumerate(lines):
+                if self._unusable(player, line):
+                    return
+                assert line is not None
+                offered = state.draft[len(state.players[player].chosen)]
+                try:
+                    index, _text = parse_draft_output(line, offered)
+                except ProtocolError as error:
+                    self._error(player, f"${player}: {error}", EndReason.INVALID_OUTPUT)
+                    return
+                self.summaries.append(f"Player ${player} chose card {offered[index].base_id}")
+                state.add_choice(player, offered[index])
+        else:
+            decks: list[list[Card]] = []
+            for player, line in enumerate(lines):
+                if self._unusable(player, line):
+                    return
+                assert line is not None
+                try:
+                    cards, _text = parse_constructed_output(line, state.pool)
+                except ProtocolError as error:
+                    self._error(player, f"${player}: {error}", EndReason.INVALID_OUTPUT)
+                    return
+                if len(cards) != DECK_SIZE:
+                    self._error(
+                        player,
+                        f"${player} didn't choose correct number of cards!",
+                        EndReason.INVALID_OUTPUT,
+                    )
+                    return
+                self.summaries.append(f"Player ${player} chose cards {_summarize(cards)}.")
+                decks.append(cards)
+            for player, cards in enumerate(decks):
+                for card in cards:
+                    state.add_choice(player, card)
+            self.frames += CONSTRUCTED_VISUAL_FRAMES - 1
+        if state.phase == Phase.BATTLE:
+            self.frames += 1  # the battle-init frame that shuffles and deals
+        self._after_frame()
+
+    def _answer_battle(self, player: int, line: str | None) -> None:
+        if self._unusable(player, line):
+            return
+        assert line is not None
+        try:
+            self.queue = parse_battle_output(line, self.rules)
+        except ProtocolError as error:
+            self._error(player, f"${player}: {error}", EndReason.INVALID_OUTPUT)
+            return
+        self._roll_out()
+        # Action frames: each executes the legal head of the queue, then rolls out again.
+        while self.queue and not self.over and not self.state.is_terminal:
+            if self.frames >= FRAME_LIMIT:
+                break
+            self.frames += 1
+            action, _text = self.queue.pop(0)
+            self.summaries.append(f"Player ${player} performed action: {action}")
+            self.state.execute(action)
+            self._roll_out()
+        self._after_frame()
+
+    def _roll_out(self) -> None:
+        """Drop leading PASS and illegal actions (with warnings) until a legal head."""
+        state = self.state
+        if state.is_terminal:
+            return
+        player = state.active
+        illegal = 0
+        queue = self.queue
+        while queue:
+            action, text = queue[0]
+            if action.type == ActionType.PASS:
+                queue.pop(0)
+                continue
+            if state._battle_legal(action):
+                break
+            queue.pop(0)
+            illegal += 1
+            if illegal <= ILLEGAL_ACTION_SUMMARY_LIMIT:
+                shown = f"{action} {text}" if text else str(action)
+                self.summaries.append(f"[Warning] ${player} Action is not legal: {shown}")
+        if illegal > ILLEGAL_ACTION_SUMMARY_LIMIT:
+            self.summaries.append(
+                f"[Warning] ${player} Performed another "
+                f"{illegal - ILLEGAL_ACTION_SUMMARY_LIMIT} illegalActions"
+            )
+
+    def _after_frame(self) -> None:
+        """End the game on a winner or the frame limit; otherwise pass the turn if done."""
+        state = self.state
+        if self.over:
+            return
+        if state.winner is not None:
+            self.summaries.append(f"${state.winner} won!")
+            self.scores = (1, 0) if state.winner == 0 else (0, 1)
+            return
+        if self.frames >= FRAME_LIMIT:
+            state.abort(EndReason.FRAME_LIMIT)
+            self.scores = (0, 0)
+            return
+        if state.phase == Phase.BATTLE and not self.queue and self._battle_turns_asked:
+            state.end_turn()
+            if state.winner is not None and not self.over:
+                return  # died in its draw step: still asked for its turn, then the game ends
+
+
+def _summarize(cards: Sequence[Card]) -> str:
+    counts: dict[int, int] = {}
+    for card in cards:
+        counts[card.base_id] = counts.get(card.base_id, 0) + 1
+    return ", ".join(f"{base_id}x{n}" for base_id, n in sorted(counts.items()))
+
+
+def play_protocol_game(game: ProtocolGame, answer: object) -> None:
+    """Run ``game`` to its end, asking ``answer(request) -> str | None`` for each line."""
+    while True:
+        pending = game.requests()
+        if not pending:
+            return
+        game.answer([answer(request) for request in pending])  # type: ignore[operator]

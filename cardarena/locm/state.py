@@ -1,0 +1,814 @@
+"""The LOCM game state: deck building and battle, for every rule set.
+
+One :class:`State` holds a whole game. It lists legal actions, applies them,
+clones cheaply and tells whose turn it is and who won. Randomness happens only
+while the game is created and the decks are shuffled, from the official
+seeds, so the same parameters and the same actions always give the same game.
+
+Hot-path notes: cards are immutable and shared; creatures and players are flat
+``__slots__`` records copied field by field on :meth:`State.clone`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from enum import IntEnum
+from typing import Any, NamedTuple
+
+from .cards import (
+    BREAKTHROUGH,
+    CHARGE,
+    DRAIN,
+    GUARD,
+    LETHAL,
+    WARD,
+    Area,
+    Card,
+    CardType,
+)
+from .deckbuilding import (
+    MAX_COPIES,
+    DraftTriple,
+    constructed_pool,
+    draft_pool_distinct_count,
+    draft_triples,
+)
+from .javarandom import JavaRandom
+from .params import GameParameters, resolve_parameters
+from .rules import (
+    DECK_SIZE,
+    DECKOUT_DAMAGE,
+    HAND_LIMIT,
+    HEALTH_PER_BONUS_DRAW,
+    MAX_MANA,
+    RUNES,
+    STARTING_HEALTH,
+    TURN_LIMIT,
+    RuleSet,
+    ruleset,
+)
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in the current state was applied."""
+
+
+class Phase(IntEnum):
+    DECK_BUILDING = 0
+    BATTLE = 1
+    ENDED = 2
+
+
+class EndReason(IntEnum):
+    """Why a game ended (kaggle-style fixed status values)."""
+
+    NONE = 0
+    HEALTH = 1
+    """A player's health reached 0 or less during an action."""
+    DECK_OUT = 2
+    """The loser died in its own draw step from drawing on an empty deck."""
+    TURN_LIMIT = 3
+    """The loser died in its own draw step from its 51st turn on."""
+    INVALID_OUTPUT = 4
+    TIMEOUT = 5
+    ABORTED_TIME_QUOTA = 6
+    """The SDK's 30 s total-time quota ran out: no result (reachable in 1.2)."""
+    ABORTED_EMPTY_LINE = 7
+    """1.0/1.2: an empty answer line makes the official runner abort: no result."""
+    FRAME_LIMIT = 8
+    """The SDK's 1400-frame limit: no winner."""
+
+
+class ActionType(IntEnum):
+    PASS = 0
+    SUMMON = 1
+    ATTACK = 2
+    USE = 3
+    PICK = 4
+    CHOOSE = 5
+
+
+class Action(NamedTuple):
+    """One action. ``id``/``target`` mean: SUMMON card id/lane (lane -1 in 1.0),
+    ATTACK attacker/target (-1 = opponent), USE item/target, PICK index 0-2,
+    CHOOSE baseId. In battle, PASS through :meth:`State.apply` ends the turn."""
+
+    type: ActionType
+    id: int = -1
+    target: int = -1
+
+    def __str__(self) -> str:
+        kind = self.type
+        if kind == ActionType.PASS:
+            return "PASS"
+        if kind == ActionType.SUMMON:
+            return f"SUMMON {self.id}" if self.target < 0 else f"SUMMON {self.id} {self.target}"
+        if kind == ActionType.PICK:
+            return f"PICK {self.id}"
+        if kind == ActionType.CHOOSE:
+            return f"CHOOSE {self.id}"
+        return f"{kind.name} {self.id} {self.target}"
+
+
+PASS = Action(ActionType.PASS)
+_SUMMON, _ATTACK, _USE = ActionType.SUMMON, ActionType.ATTACK, ActionType.USE
+_CREATURE, _GREEN, _BLUE = CardType.CREATURE, CardType.GREEN_ITEM, CardType.BLUE_ITEM
+
+
+class CardInstance(NamedTuple):
+    """A card with its instance id, as it sits in a deck or hand."""
+
+    id: int
+    card: Card
+
+
+class Creature:
+    """A creature on the board: the only mutable card-like record."""
+
+    __slots__ = (
+        "attack",
+        "can_attack",
+        "card",
+        "defense",
+        "has_attacked",
+        "id",
+        "keywords",
+        "lane",
+        "shows_effects",
+    )
+
+    def __init__(self, instance_id: int, card: Card, lane: int) -> None:
+        self.id = instance_id
+        self.card = card
+        self.lane = lane
+        self.attack = card.attack
+        self.defense = card.defense
+        self.keywords = card.keywords
+        self.can_attack = bool(card.keywords & CHARGE)
+        self.has_attacked = False
+        self.shows_effects = True
+        """1.0/1.2 quirk: False once the creature survived an attack or an item."""
+
+    def copy(self) -> Creature:
+        new = Creature.__new__(Creature)
+        new.id = self.id
+        new.card = self.card
+        new.lane = self.lane
+        new.attack = self.attack
+        new.defense = self.defense
+        new.keywords = self.keywords
+        new.can_attack = self.can_attack
+        new.has_attacked = self.has_attacked
+        new.shows_effects = self.shows_effects
+        return new
+
+    def __repr__(self) -> str:
+        return (
+            f"Creature(id={self.id} #{self.card.base_id} {self.attack}/{self.defense} "
+            f"kw={self.keywords} lane={self.lane} can_attack={self.can_attack})"
+        )
+
+
+class Player:
+    """One player's mutable state."""
+
+    __slots__ = (
+        "board",
+        "bonus_mana_turns",
+        "chosen",
+        "deck",
+        "draw_shown",
+        "hand",
+        "health",
+        "health_lost",
+        "mana",
+        "max_mana",
+        "next_turn_draw",
+        "performed",
+        "runes",
+    )
+
+    def __init__(self, index: int, rules: RuleSet) -> None:
+        self.health = STARTING_HEALTH
+        self.max_mana = index  # P1 starts one ahead: the second player's bonus
+        self.mana = index
+        self.bonus_mana_turns = index
+        self.hand: list[CardInstance] = []
+        self.deck: list[CardInstance] = []
+        self.board: list[Creature] = []
+        self.runes: list[int] = list(RUNES) if rules.runes else []
+        self.next_turn_draw = 1
+        self.draw_shown = 1
+        self.health_lost = 0
+        self.performed: list[tuple[int, Action]] = []
+        """(baseId, action) of each action executed in this player's last turn."""
+        self.chosen: list[Card] = []
+        """Deck-building choices, in order."""
+
+    def copy(self) -> Player:
+        new = Player.__new__(Player)
+        new.health = self.health
+        new.max_mana = self.max_mana
+        new.mana = self.mana
+        new.bonus_mana_turns = self.bonus_mana_turns
+        new.hand = self.hand.copy()
+        new.deck = self.deck.copy()
+        new.board = [creature.copy() for creature in self.board]
+        new.runes = self.runes.copy()
+        new.next_turn_draw = self.next_turn_draw
+        new.draw_shown = self.draw_shown
+        new.health_lost = self.health_lost
+        new.performed = self.performed.copy()
+        new.chosen = self.chosen.copy()
+        return new
+
+    @property
+    def next_rune(self) -> int:
+        return self.runes[0] if self.runes else 0
+
+
+class State:
+    """A whole LOCM game: create it with :meth:`new`, then ``apply`` actions."""
+
+    __slots__ = (
+        "active",
+        "draft",
+        "end_reason",
+        "league",
+        "params",
+        "phase",
+        "players",
+        "pool",
+        "rules",
+        "turn",
+        "winner",
+    )
+
+    rules: RuleSet
+    params: GameParameters
+    league: int
+    draft: tuple[DraftTriple, ...]
+    pool: tuple[Card, ...]
+    players: tuple[Player, Player]
+    phase: Phase
+    active: int
+    turn: int
+    winner: int | None
+    end_reason: EndReason
+
+    @classmethod
+    def new(
+        cls,
+        version: str | RuleSet = "1.5",
+        params: Mapping[str, object] | GameParameters | None = None,
+        league: int = 4,
+    ) -> State:
+        """A new game at the start of deck building.
+
+        ``params`` are the official game parameters (``{"seed": 42}``, ...); absent
+        seeds are derived or drawn at random, and :attr:`params` keeps what was used.
+        ``league`` is the CodinGame league level of the 1.0 draft pool (4 = all cards).
+        """
+        rules = ruleset(version)
+        if isinstance(params, GameParameters):
+            if params.version != rules.version:
+                raise ValueError(
+                    f"parameters are for LOCM {params.version}, not {rules.version}"
+                )
+            resolved = params
+        else:
+            resolved = resolve_parameters(rules, params)
+        if not isinstance(league, int) or league < 1:
+            raise ValueError(f"league must be a positive integer, got {league!r}")
+        state = cls.__new__(cls)
+        state.rules = rules
+        state.params = resolved
+        state.league = league
+        if rules.draft:
+            state.draft = draft_triples(resolved, league)
+            state.pool = ()
+        else:
+            state.draft = ()
+            state.pool = constructed_pool(resolved)
+        state.players = (Player(0, rules), Player(1, rules))
+        state.phase = Phase.DECK_BUILDING
+        state.active = 0
+        state.turn = -1
+        state.winner = None
+        state.end_reason = EndReason.NONE
+        return state
+
+    # --- the research API --------------------------------------------------------
+
+    @property
+    def version(self) -> str:
+        return self.rules.version
+
+    @property
+    def current_player(self) -> int:
+        """The player to act: in deck building the one with fewer choices (P0 first)."""
+        if self.phase == Phase.DECK_BUILDING:
+            p0, p1 = self.players
+            return 1 if len(p1.chosen) < len(p0.chosen) else 0
+        return self.active
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.phase == Phase.ENDED
+
+    @property
+    def draft_turn(self) -> int:
+        """Deck building: how many cards the player to act has chosen so far."""
+        return len(self.players[self.current_player].chosen)
+
+    def returns(self) -> tuple[float, float]:
+        """+1 for the winner, -1 for the loser, 0 each while running or without winner."""
+        if self.winner is None:
+            return (0.0, 0.0)
+        return (1.0, -1.0) if self.winner == 0 else (-1.0, 1.0)
+
+    def clone(self) -> State:
+        new = State.__new__(State)
+        new.rules = self.rules
+        new.params = self.params
+        new.league = self.league
+        new.draft = self.draft
+        new.pool = self.pool
+        p0, p1 = self.players
+        new.players = (p0.copy(), p1.copy())
+        new.phase = self.phase
+        new.active = self.active
+        new.turn = self.turn
+        new.winner = self.winner
+        new.end_reason = self.end_reason
+        return new
+
+    __copy__ = clone
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> State:
+        return self.clone()
+
+    def legal_actions(self) -> list[Action]:
+        """Every legal action of the player to act, in a fixed order; [] once ended."""
+        if self.phase == Phase.BATTLE:
+            return self._battle_actions()
+        if self.phase == Phase.DECK_BUILDING:
+            if self.rules.draft:
+                return [Action(ActionType.PICK, i) for i in range(3)]
+            chosen = self.players[self.current_player].chosen
+            return [
+                Action(ActionType.CHOOSE, card.base_id)
+                for card in self.pool
+                if chosen.count(card) < MAX_COPIES
+            ]
+        return []
+
+    def is_legal(self, action: Action) -> bool:
+        if self.phase == Phase.BATTLE:
+            return action.type == ActionType.PASS or self._battle_legal(action)
+        if self.phase == Phase.DECK_BUILDING:
+            return action in self.legal_actions()
+        return False
+
+    def apply(self, action: Action) -> None:
+        """Apply one action of :attr:`current_player`; raise IllegalActionError if illegal."""
+        if not isinstance(action, Action):
+            raise TypeError(f"expected an Action, got {type(action).__name__}")
+        if self.phase == Phase.ENDED:
+            raise IllegalActionError(f"the game has ended; cannot apply {action}")
+        if self.phase == Phase.DECK_BUILDING:
+            player = self.current_player
+            if action not in self.legal_actions():
+                raise IllegalActionError(
+                    f"{action} is not a legal deck-building action for player {player} "
+                    f"in LOCM {self.version}"
+                )
+            if action.type == ActionType.PICK:
+                self.add_choice(player, self.draft[len(self.players[player].chosen)][action.id])
+            else:
+                self.add_choice(player, self._pool_card(action.id))
+            return
+        if action.type == ActionType.PASS:
+            self.end_turn()
+            return
+        if not self._battle_legal(action):
+            raise IllegalActionError(
+                f"{action} is not legal for player {self.active} at turn {self.turn}"
+            )
+        self.execute(action)
+
+    # --- deck building -----------------------------------------------------------
+
+    def _pool_card(self, base_id: int) -> Card:
+        for card in self.pool:
+            if card.base_id == base_id:
+                return card
+        raise IllegalActionError(f"card {base_id} is not in the constructed pool")
+
+    def add_choice(self, player: int, card: Card) -> None:
+        """Add a card to a player's deck choices; start the battle once both have 30."""
+        chosen = self.players[player].chosen
+        if len(chosen) >= DECK_SIZE:
+            raise IllegalActionError(f"player {player} has already chosen {DECK_SIZE} cards")
+        chosen.append(card)
+        if len(self.players[0].chosen) == DECK_SIZE == len(self.players[1].chosen):
+            self._start_battle()
+
+    def _start_battle(self) -> None:
+        rules, params = self.rules, self.params
+        next_id = 0
+        for index, player in enumerate(self.players):
+            if rules.ids_after_shuffle:
+                cards = list(player.chosen)
+                JavaRandom(params.seeds[f"shufflePlayer{index}Seed"]).shuffle(cards)
+                deck = [CardInstance(2 * i + index + 1, card) for i, card in enumerate(cards)]
+            else:
+                deck = []
+                for card in player.chosen:
+                    deck.append(CardInstance(next_id, card))
+                    next_id += 2
+                JavaRandom(params.seeds[f"shufflePlayer{index}Seed"]).shuffle(deck)
+            hand_size = 4 + index
+            player.hand = deck[:hand_size]
+            player.deck = deck[hand_size:]
+        self.phase = Phase.BATTLE
+        self.active = 1
+        self.turn = -1
+        self.start_turn()
+
+    def draft_pool_size(self) -> int:
+        """Distinct cards the draft could offer (drives the official 'show draft' frames)."""
+        return draft_pool_distinct_count(self.draft, self.params, self.league)
+
+    # --- battle: legality ----------------------------------------------------------
+
+    def _battle_actions(self) -> list[Action]:
+        me, opp = self.players[self.active], self.players[1 - self.active]
+        actions = [PASS]
+        mana = me.mana
+        rules = self.rules
+        summonable = [
+            inst.id for inst in me.hand if inst.card.type == _CREATURE and inst.card.cost <= mana
+        ]
+        if summonable:
+            if rules.has_lanes:
+                capacity = rules.lane_capacity
+                counts = [0, 0]
+                for creature in me.board:
+                    counts[creature.lane] += 1
+                for lane in (0, 1):
+                    if counts[lane] < capacity:
+                        actions.extend(Action(_SUMMON, card_id, lane) for card_id in summonable)
+            elif len(me.board) < rules.lane_capacity:
+                actions.extend(Action(_SUMMON, card_id, -1) for card_id in summonable)
+        opp_board = opp.board
+        for creature in me.board:
+            if not creature.can_attack:
+                continue
+            lane = creature.lane
+            in_lane = [c for c in opp_board if c.lane == lane]
+            guards = [c.id for c in in_lane if c.keywords & GUARD]
+            attacker = creature.id
+            if guards:
+                actions.extend(Action(_ATTACK, attacker, target) for target in guards)
+            else:
+                actions.append(Action(_ATTACK, attacker, -1))
+                actions.extend(Action(_ATTACK, attacker, c.id) for c in in_lane)
+        for inst in me.hand:
+            card = inst.card
+            if card.type == _CREATURE or card.cost > mana:
+                continue
+            if card.type == _GREEN:
+                actions.extend(Action(_USE, inst.id, c.id) for c in me.board)
+            else:
+                if card.type == _BLUE:
+                    actions.append(Action(_USE, inst.id, -1))
+                actions.extend(Action(_USE, inst.id, c.id) for c in opp_board)
+        return actions
+
+    def _battle_legal(self, action: Action) -> bool:
+        """Exactly: is ``action`` among :meth:`_battle_actions` (without building them)."""
+        me, opp = self.players[self.active], self.players[1 - self.active]
+        kind = action.type
+        if kind == _ATTACK:
+            attacker = _find(me.board, action.id)
+            if attacker is None or not attacker.can_attack:
+                return False
+            lane = attacker.lane
+            target_id = action.target
+            target = None
+            guarded = False
+            for c in opp.board:
+                if c.lane == lane:
+                    if c.keywords & GUARD:
+                        guarded = True
+                    if c.id == target_id:
+                        target = c
+            if target_id == -1:
+                return not guarded
+            return target is not None and (not guarded or bool(target.keywords & GUARD))
+        if kind == _SUMMON:
+            inst = _find_in_hand(me.hand, action.id)
+            if inst is None or inst.card.type != _CREATURE or inst.card.cost > me.mana:
+                return False
+            if not self.rules.has_lanes:
+                return action.target == -1 and len(me.board) < self.rules.lane_capacity
+            lane = action.target
+            if lane not in (0, 1):
+                return False
+            return sum(1 for c in me.board if c.lane == lane) < self.rules.lane_capacity
+        if kind == _USE:
+            inst = _find_in_hand(me.hand, action.id)
+            if inst is None:
+                return False
+            card = inst.card
+            if card.type == _CREATURE or card.cost > me.mana:
+                return False
+            if card.type == _GREEN:
+                return _find(me.board, action.target) is not None
+            if action.target == -1:
+                return card.type == _BLUE
+            return _find(opp.board, action.target) is not None
+        return False
+
+    # --- battle: effects -----------------------------------------------------------
+
+    def execute(self, action: Action) -> None:
+        """Execute a legal SUMMON/ATTACK/USE of the active player (no legality check)."""
+        me = self.players[self.active]
+        opp = self.players[1 - self.active]
+        kind = action.type
+        if kind == _ATTACK:
+            attacker = _find(me.board, action.id)
+            assert attacker is not None
+            base_id = attacker.card.base_id
+            if action.target == -1:
+                my_delta, opp_delta = self._attack_face(attacker)
+            else:
+                defender = _find(opp.board, action.target)
+                assert defender is not None
+                my_delta, opp_delta = self._attack_creature(me, attacker, opp, defender)
+            draw_delta = 0
+        else:
+            inst = _find_in_hand(me.hand, action.id)
+            assert inst is not None
+            card = inst.card
+            base_id = card.base_id
+            me.hand.remove(inst)
+            me.mana -= card.cost
+            if kind == _SUMMON:
+                copies = self._summon(me, inst, action.target)
+            elif action.target == -1:  # blue item on the opponent
+                self._modify_health(me, card.my_health)
+                self._modify_health(opp, card.defense + card.opp_health)
+                me.next_turn_draw += card.draw
+                me.performed.append((base_id, action))
+                self._check_winner()
+                return
+            else:
+                copies = self._use_item(me, opp, card, action.target)
+            my_delta = copies * card.my_health
+            opp_delta = copies * card.opp_health
+            draw_delta = copies * card.draw
+        self._modify_health(me, my_delta)
+        self._modify_health(opp, opp_delta)
+        me.next_turn_draw += draw_delta
+        me.performed.append((base_id, action))
+        self._check_winner()
+
+    def _summon(self, me: Player, inst: CardInstance, lane: int) -> int:
+        card = inst.card
+        if lane < 0:
+            lane = 0  # 1.0: one board, every creature in lane 0
+        me.board.append(Creature(inst.id, card, lane))
+        if not self.rules.area_effects or card.area == Area.TARGET:
+            return 1
+        clone_lane = lane if card.area == Area.LANE1 else 1 - lane
+        if sum(1 for c in me.board if c.lane == clone_lane) < self.rules.lane_capacity:
+            me.board.append(Creature(inst.id + 1, card, clone_lane))
+            return 2
+        return 1
+
+    def _attack_face(self, attacker: Creature) -> tuple[int, int]:
+        attacker.can_attack = False
+        attacker.has_attacked = True
+        attacker.shows_effects = False
+        attack = attacker.attack
+        return (attack if attacker.keywords & DRAIN else 0), -attack
+
+    def _attack_creature(
+        self, me: Player, attacker: Creature, opp: Player, defender: Creature
+    ) -> tuple[int, int]:
+        a_kw, d_kw = attacker.keywords, defender.keywords
+        a_att, d_att = attacker.attack, defender.attack
+        attacker.can_attack = False
+        attacker.has_attacked = True
+        if d_kw & WARD and a_att > 0:
+            defender.keywords = d_kw & ~WARD
+        if a_kw & WARD and d_att > 0:
+            attacker.keywords = a_kw & ~WARD
+        dealt = 0 if d_kw & WARD else a_att
+        taken = 0 if a_kw & WARD else d_att
+        gain = breakthrough = 0
+        defender_dies = dealt >= defender.defense
+        if a_kw & BREAKTHROUGH and defender_dies:
+            breakthrough = defender.defense - dealt
+        if a_kw & LETHAL and dealt > 0:
+            defender_dies = True
+        if a_kw & DRAIN and dealt > 0:
+            gain = a_att
+        attacker_dies = taken >= attacker.defense
+        if d_kw & LETHAL and taken > 0:
+            attacker_dies = True
+        if defender_dies:
+            opp.board.remove(defender)
+        else:
+            defender.defense -= dealt
+            defender.shows_effects = False
+        if attacker_dies:
+            me.board.remove(attacker)
+        else:
+            attacker.defense -= taken
+            attacker.shows_effects = False
+        return gain, breakthrough
+
+    def _use_item(self, me: Player, opp: Player, item: Card, target_id: int) -> int:
+        """Apply an item to its target (and its area in 1.5); return how many it hit."""
+        side = me if item.type == _GREEN else opp
+        target = _find(side.board, target_id)
+        assert target is not None
+        if not self.rules.area_effects or item.area == Area.TARGET:
+            affected = [target]
+        elif item.area == Area.LANE1:
+            affected = [c for c in side.board if c.lane == target.lane]
+        else:
+            affected = list(side.board)
+        green = item.type == _GREEN
+        for creature in affected:
+            if green:
+                creature.keywords |= item.keywords
+                if item.keywords & CHARGE:
+                    creature.can_attack = not creature.has_attacked
+            else:
+                creature.keywords &= ~item.keywords
+            creature.attack = max(0, creature.attack + item.attack)
+            if creature.keywords & WARD and item.defense < 0:
+                creature.keywords &= ~WARD
+            else:
+                creature.defense += item.defense
+            if creature.defense <= 0:
+                side.board.remove(creature)
+            else:
+                creature.shows_effects = False
+        return len(affected)
+
+    def _modify_health(self, player: Player, delta: int) -> None:
+        player.health += delta
+        if delta >= 0:
+            return
+        if self.rules.runes:
+            runes = player.runes
+            while runes and player.health <= runes[0]:
+                runes.pop(0)
+                player.next_turn_draw += 1
+        else:
+            lost_before = player.health_lost
+            player.health_lost = lost_before - delta
+            player.next_turn_draw += (
+                player.health_lost // HEALTH_PER_BONUS_DRAW - lost_before // HEALTH_PER_BONUS_DRAW
+            )
+
+    def _check_winner(self) -> None:
+        if self.winner is not None:
+            return
+        active = self.active
+        if self.players[1 - active].health <= 0:
+            self._finish(active, EndReason.HEALTH)
+        elif self.players[active].health <= 0:
+            self._finish(1 - active, EndReason.HEALTH)
+
+    def _finish(self, winner: int | None, reason: EndReason) -> None:
+        self.winner = winner
+        self.end_reason = reason
+        self.phase = Phase.ENDED
+
+    # --- turns -------------------------------------------------------------------
+
+    def end_turn(self) -> None:
+        """End the active player's turn and run the next player's start of turn."""
+        if self.phase != Phase.BATTLE:
+            raise IllegalActionError("end_turn outside the battle")
+        self.start_turn()
+
+    def start_turn(self) -> None:
+        """The official start-of-turn procedure (rules §7), exactly in its order."""
+        self._check_winner()
+        if self.winner is not None:
+            return
+        previous = self.players[self.active]
+        for creature in previous.board:
+            creature.can_attack = False
+            creature.has_attacked = False
+        previous.draw_shown = previous.next_turn_draw
+        self.active = active = 1 - self.active
+        player = self.players[active]
+        player.performed = []
+        self.turn += 1
+        cap = MAX_MANA + (1 if player.bonus_mana_turns > 0 else 0)
+        if player.max_mana < cap:
+            player.max_mana += 1
+        if player.bonus_mana_turns > 0 and player.mana == 0:
+            player.bonus_mana_turns -= 1
+            if player.bonus_mana_turns == 0:
+                player.max_mana -= 1
+        player.mana = player.max_mana
+        for creature in player.board:
+            creature.can_attack = True
+        player_turn = self.turn // 2
+        self._draw_cards(player, player.next_turn_draw, player_turn)
+        player.draw_shown = player.next_turn_draw
+        player.next_turn_draw = 1
+        player.health_lost = 0
+        if player.health <= 0:
+            reason = EndReason.TURN_LIMIT if player_turn >= TURN_LIMIT else EndReason.DECK_OUT
+            self._finish(1 - active, reason)
+
+    def _draw_cards(self, player: Player, count: int, player_turn: int) -> None:
+        hand, deck = player.hand, player.deck
+        if self.rules.runes:
+            for _ in range(count):
+                if not deck or player_turn >= TURN_LIMIT:
+                    player.health = player.runes.pop(0) if player.runes else 0
+                    continue
+                if len(hand) == HAND_LIMIT:
+                    break
+                hand.append(deck.pop(0))
+            return
+        if player_turn >= TURN_LIMIT:
+            player.health -= DECKOUT_DAMAGE
+        for _ in range(count):
+            if len(hand) == HAND_LIMIT:
+                continue
+            if deck:
+                hand.append(deck.pop(0))
+            else:
+                player.health -= DECKOUT_DAMAGE
+
+    # --- finding things ----------------------------------------------------------
+
+    def find_creature(self, instance_id: int) -> tuple[int, Creature] | None:
+        """(owner, creature) of a creature on either board."""
+        for owner, player in enumerate(self.players):
+            creature = _find(player.board, instance_id)
+            if creature is not None:
+                return owner, creature
+        return None
+
+    def base_id_of(self, instance_id: int) -> int | None:
+        """The card number of an instance id anywhere in the game (for action lines)."""
+        for player in self.players:
+            for inst in (*player.hand, *player.deck):
+                if inst.id == instance_id:
+                    return inst.card.base_id
+            creature = _find(player.board, instance_id)
+            if creature is not None:
+                return creature.card.base_id
+        return None
+
+    # --- ending from outside (protocol errors, SDK limits) -----------------------
+
+    def forfeit(self, loser: int, reason: EndReason) -> None:
+        """End the game because ``loser`` broke the protocol (invalid output, timeout).
+
+        A player already dead from its own draw step stays the loser either way.
+        """
+        self.winner = 1 - loser
+        self.end_reason = reason
+        self.phase = Phase.ENDED
+
+    def abort(self, reason: EndReason) -> None:
+        """End the game with no result (SDK quota, frame limit, empty 1.0/1.2 line)."""
+        self.winner = None
+        self.end_reason = reason
+        self.phase = Phase.ENDED
+
+    def __repr__(self) -> str:
+        p0, p1 = self.players
+        return (
+            f"<State LOCM {self.version} {self.phase.name.lower()} turn={self.turn} "
+            f"active={self.active} hp={p0.health}/{p1.health} winner={self.winner}>"
+        )
+
+
+def _find(board: Sequence[Creature], instance_id: int) -> Creature | None:
+    for creature in board:
+        if creature.id == instance_id:
+            return creature
+    return None
+
+
+def _find_in_hand(hand: Iterable[CardInstance], instance_id: int) -> CardInstance | None:
+    for inst in hand:
+        if inst.id == instance_id:
+            return inst
+    return None
