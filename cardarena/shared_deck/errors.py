@@ -1,0 +1,52 @@
+"""Error codes shared by the rules, the protocol and the client.
+
+They live at the bottom layer so that the rules engine can raise the very code the server
+sends, and the client can turn it back into the same typed value.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ErrorCode(IntEnum):
+    """Every ``ERR <code> <Description>`` the server can send; the name is the description."""
+
+    NoCardWithSuchId = 900
+    NotEnoughMana = 901
+    NotYourCard = 903
+    InactiveCard = 905
+    CardNotInHand = 906
+    DrawLimitExceeded = 907
+    BurnLimitExceeded = 908
+    NoSuchAttacker = 910
+    BlockingAlreadyFinished = 911
+    CardNotOnBoard = 912
+    NotYourTurn = 913
+    WrongTarget = 915
+    SpellTargetNotOnBoard = 916
+    DeckIsEmpty = 918
+    HandLimitExceeded = 919
+    NotYourMatch = 930
+    GameHasEnded = 932
+    GameHasNotEndedYet = 933
+    AuthenticationFailed = 940
+    NotLoggedIn = 941
+    UnknownCommand = 950
+    WrongArguments = 951
+    LineTooLong = 952
+    TooManyCommands = 953
+    NoSuchMatch = 954
+
+
+class GameError(Exception):
+    """A refused command; carries the code the server answers with."""
+
+    def __init__(self, code: ErrorCode) -> None:
+        super().__init__(f"{code.value} {code.name}")
+        self.code = code
+
+    @property
+    def line(self) -> str:
+        """The answer line, without its newline."""
+        return f"ERR {self.code.value} {self.code.name}"

@@ -1,0 +1,458 @@
+"""The asyncio TCP server: logins, commands, the global turn clock and persistence.
+
+One event loop does everything that touches game state, so no lock is needed. Connections are
+:class:`asyncio.Protocol` objects (not streams): a burst of pipelined commands is parsed from
+one buffer and answered with one write. Slow work runs off the loop: scrypt for logins in the
+default thread pool, and tournament writes in a single writer thread (so they stay in order).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .deck import generate_deck
+from .errors import ErrorCode, GameError
+from .protocol import ARGUMENT_COUNTS, MAX_LINE_BYTES, execute, parse_command
+from .rules import RuleSet
+from .store import Store, dummy_hash, verify_secret
+from .tournament import Arena, DeckFactory, TournamentResult
+
+log = logging.getLogger("cardarena.shared_deck.server")
+
+MIN_TURN_SECONDS = 0.05
+MAX_BUFFERED_BYTES = 64 * 1024
+"""Unprocessed input kept per connection (while it WAITs or floods) before reading pauses."""
+
+_ERROR_LINES = {code: f"ERR {code.value} {code.name}\n" for code in ErrorCode}
+_COMMAND_WORDS = frozenset(name.encode() for name in ARGUMENT_COUNTS)
+
+
+@dataclass
+class ServerConfig:
+    """Everything ``shared-deck serve`` can set; every number of the game is here."""
+
+    db_path: Path = Path("shared-deck.db")
+    host: str = "127.0.0.1"
+    port: int = 7000
+    turn_seconds: float = 1.0
+    rules: RuleSet = field(default_factory=RuleSet)
+    seed: int | None = None
+    command_budget: int = 1000
+    """Commands per player per turn before ``ERR 953 TooManyCommands`` (WAIT is not counted)."""
+    login_timeout: float = 30.0
+    """Seconds a connection may take to log in before it is closed."""
+    deck_factory: DeckFactory = generate_deck
+
+    def __post_init__(self) -> None:
+        if self.turn_seconds < MIN_TURN_SECONDS:
+            raise ValueError(f"turn_seconds must be at least {MIN_TURN_SECONDS}")
+        if self.command_budget < 1:
+            raise ValueError("command_budget must be at least 1")
+
+
+class _Budget:
+    """Commands a player has sent during one turn."""
+
+    __slots__ = ("turn", "used")
+
+    def __init__(self) -> None:
+        self.turn = -1
+        self.used = 0
+
+
+class GameServer:
+    """A Shared Deck server: ``await start()``, then ``await stop()``."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.store: Store | None = None
+        self.arena: Arena | None = None
+        self.sessions: dict[str, Connection] = {}
+        self.budgets: dict[str, _Budget] = {}
+        self.waiting: list[Connection] = []
+        self.connections: set[Connection] = set()
+        self.saved_tournaments: list[int] = []
+        self.internal_errors = 0
+        self.tick_lateness: deque[float] = deque(maxlen=100_000)
+        """Seconds each tick ran after its scheduled time, for diagnostics."""
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shared-deck-db")
+        self._writer_store: Store | None = None
+        self._pending_writes: set[Future[None]] = set()
+        self._listener: asyncio.Server | None = None
+        self._tick_handle: asyncio.TimerHandle | None = None
+        self._clock_origin = 0.0
+        self._saved_waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self.address: tuple[str, int] = (config.host, config.port)
+
+    # -------------------------------------------------------------- lifecycle
+    async def start(self) -> tuple[str, int]:
+        """Open the database, start the first tournament, the clock and the listener."""
+        self.loop = asyncio.get_running_loop()
+        self.store = Store(self.config.db_path)
+        self._writer_store = await self.loop.run_in_executor(
+            self._writer, Store, self.config.db_path
+        )
+        discarded = self.store.discard_unfinished()
+        if discarded:
+            log.warning("discarded unfinished tournament(s) %s; playing again", discarded)
+        base_seed = self.store.base_seed(self.config.seed)
+        next_tournament, next_match_id = self.store.next_numbers()
+        self.arena = Arena(
+            self.config.rules, base_seed, next_tournament, next_match_id, self.config.deck_factory
+        )
+        log.info("base seed %d, next tournament %d", base_seed, next_tournament)
+        self._start_tournament()
+        self._listener = await self.loop.create_server(
+            lambda: Connection(self), self.config.host, self.config.port
+        )
+        host, port = self._listener.sockets[0].getsockname()[:2]
+        self.address = (host, port)
+        self._clock_origin = self.loop.time()
+        self._schedule_tick()
+        return self.address
+
+    async def stop(self) -> None:
+        """Stop the clock and the listener, close every connection, drop the running tournament."""
+        if self._tick_handle is not None:
+            self._tick_handle.cancel()
+        if self._listener is not None:
+            self._listener.close()
+        for connection in list(self.connections):
+            connection.close()
+        if self._listener is not None:
+            await self._listener.wait_closed()
+        assert self.loop is not None
+        await self.loop.run_in_executor(self._writer, self._close_writer)
+        self._writer.shutdown(wait=True)
+        if self.store is not None:
+            self.store.discard_unfinished()
+            self.store.close()
+
+    def _close_writer(self) -> None:
+        if self._writer_store is not None:
+            self._writer_store.close()
+
+    async def wait_for_saved_tournaments(self, count: int) -> None:
+        """Return once ``count`` tournaments have been committed since this server started."""
+        assert self.loop is not None
+        if len(self.saved_tournaments) >= count:
+            return
+        waiter = self.loop.create_future()
+        self._saved_waiters.append((count, waiter))
+        await waiter
+
+    # ------------------------------------------------------------------ clock
+    def _schedule_tick(self) -> None:
+        assert self.loop is not None and self.arena is not None
+        due = self._clock_origin + (self.arena.turn + 1) * self.config.turn_seconds
+        self._tick_handle = self.loop.call_at(due, self._tick, due)
+
+    def _tick(self, due: float) -> None:
+        """A global turn passes: finish and store a tournament, start the next, wake WAITs."""
+        assert self.loop is not None and self.arena is not None
+        self.tick_lateness.append(self.loop.time() - due)
+        finished = self.arena.tick()
+        if finished is not None:
+            self._save(finished)
+        if self.arena.current is None:
+            self._start_tournament()
+        waiting, self.waiting = self.waiting, []
+        for connection in waiting:
+            connection.turn_started()
+        self._schedule_tick()
+
+    def _start_tournament(self) -> None:
+        assert self.arena is not None and self.store is not None
+        tournament = self.arena.start_tournament(self.store.player_names())
+        if tournament is None:
+            return
+        log.info(
+            "tournament %d started at turn %d: %d players, %d matches, deck seed %d",
+            tournament.number,
+            tournament.start_turn,
+            len(tournament.matches_of),
+            len(tournament.matches),
+            tournament.seed,
+        )
+        self._write(
+            self._writer_store_call(
+                "begin_tournament",
+                tournament.number,
+                tournament.seed,
+                tournament.rules,
+                tournament.deck,
+            )
+        )
+
+    def _save(self, result: TournamentResult) -> None:
+        log.info(
+            "tournament %d finished: %s",
+            result.number,
+            ", ".join(f"{name} {points:.2f}" for name, points in sorted(result.points.items())),
+        )
+        future = self._write(self._writer_store_call("finish_tournament", result))
+        future.add_done_callback(
+            lambda done: self._on_saved(result.number) if done.exception() is None else None
+        )
+
+    def _writer_store_call(self, method: str, *args: object) -> Future[None]:
+        def call() -> None:
+            assert self._writer_store is not None
+            getattr(self._writer_store, method)(*args)
+
+        return self._writer.submit(call)
+
+    def _write(self, future: Future[None]) -> Future[None]:
+        self._pending_writes.add(future)
+
+        def done(finished: Future[None]) -> None:
+            self._pending_writes.discard(finished)
+            if finished.exception() is not None:
+                log.error("database write failed", exc_info=finished.exception())
+
+        future.add_done_callback(done)
+        return future
+
+    def _on_saved(self, number: int) -> None:
+        assert self.loop is not None
+
+        def record() -> None:
+            self.saved_tournaments.append(number)
+            still_waiting = []
+            for count, waiter in self._saved_waiters:
+                if len(self.saved_tournaments) >= count:
+                    if not waiter.done():
+                        waiter.set_result(None)
+                else:
+                    still_waiting.append((count, waiter))
+            self._saved_waiters = still_waiting
+
+        with contextlib.suppress(RuntimeError):  # the loop may already be closed
+            self.loop.call_soon_threadsafe(record)
+
+    # ---------------------------------------------------------------- players
+    def secret_hash(self, name: str) -> str | None:
+        assert self.store is not None
+        return self.store.secret_hash(name)
+
+    def logged_in(self, name: str, connection: Connection) -> _Budget:
+        """Make ``connection`` the player's only one, closing an older login."""
+        older = self.sessions.get(name)
+        if older is not None and older is not connection:
+            older.close()
+        self.sessions[name] = connection
+        return self.budgets.setdefault(name, _Budget())
+
+    def answer(self, player: str, budget: _Budget, line: bytes) -> str:
+        """The answer to one command line of a logged-in player (WAIT is handled by the caller)."""
+        assert self.arena is not None
+        turn = self.arena.turn
+        if budget.turn != turn:
+            budget.turn = turn
+            budget.used = 0
+        budget.used += 1
+        if budget.used > self.config.command_budget:
+            return _ERROR_LINES[ErrorCode.TooManyCommands]
+        try:
+            command, args = parse_command(line)
+            return execute(self.arena, player, command, args)
+        except GameError as error:
+            return _ERROR_LINES[error.code]
+        except Exception:
+            self.internal_errors += 1
+            log.exception("internal error answering %r for %s", line[:100], player)
+            return _ERROR_LINES[ErrorCode.WrongArguments]
+
+
+_NAME, _SECRET, _CHECKING, _READY, _CLOSED = range(5)
+
+
+class Connection(asyncio.Protocol):
+    """One client: the login handshake, then one answer per command line, in order."""
+
+    def __init__(self, server: GameServer) -> None:
+        self.server = server
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.stage = _NAME
+        self.player = ""
+        self.budget: _Budget | None = None
+        self.held = False
+        """True while an answer is pending (WAIT, or the secret being checked): lines wait."""
+        self.discarding = False
+        """True while the rest of an over-long line is being dropped."""
+        self.eof = False
+        self.reading_paused = False
+        self.writing_paused = False
+        self.login_timer: asyncio.TimerHandle | None = None
+        self.login_check: asyncio.Future[None] | None = None
+
+    # ------------------------------------------------------------- transport
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.server.connections.add(self)
+        transport.write(b"LOGIN\n")
+        assert self.server.loop is not None
+        self.login_timer = self.server.loop.call_later(
+            self.server.config.login_timeout, self._login_timed_out
+        )
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if not self.held:
+            self._process()
+        self._update_reading()
+
+    def eof_received(self) -> bool:
+        """A half-closed socket: answer what was received, then close."""
+        self.eof = True
+        if not self.held:
+            self._process()
+        return True
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.stage = _CLOSED
+        self.server.connections.discard(self)
+        if self.login_timer is not None:
+            self.login_timer.cancel()
+        if self.server.sessions.get(self.player) is self:
+            del self.server.sessions[self.player]
+        with contextlib.suppress(ValueError):
+            self.server.waiting.remove(self)
+
+    def pause_writing(self) -> None:
+        """The client does not read its answers: stop reading its commands meanwhile."""
+        self.writing_paused = True
+        self._update_reading()
+
+    def resume_writing(self) -> None:
+        self.writing_paused = False
+        self._update_reading()
+
+    def close(self) -> None:
+        if self.transport is not None and self.stage != _CLOSED:
+            self.stage = _CLOSED
+            self.transport.close()
+
+    def _update_reading(self) -> None:
+        if self.transport is None or self.stage == _CLOSED:
+            return
+        should_pause = self.writing_paused or len(self.buffer) > MAX_BUFFERED_BYTES
+        if should_pause and not self.reading_paused:
+            self.transport.pause_reading()
+        elif not should_pause and self.reading_paused:
+            self.transport.resume_reading()
+        self.reading_paused = should_pause
+
+    def _login_timed_out(self) -> None:
+        if self.stage != _READY:
+            self.close()
+
+    # ----------------------------------------------------------------- lines
+    def _process(self) -> None:
+        """Answer every complete line in the buffer until one must wait."""
+        if self.transport is None or self.stage == _CLOSED:
+            return
+        buffer = self.buffer
+        answers = []
+        start = 0
+        while not self.held and self.stage != _CLOSED:
+            end = buffer.find(b"\n", start)
+            if end < 0:
+                break
+            line = bytes(buffer[start:end])
+            start = end + 1
+            if self.discarding:
+                self.discarding = False
+                continue
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if len(line) > MAX_LINE_BYTES:
+                answers.append(_ERROR_LINES[ErrorCode.LineTooLong])
+                continue
+            answers.append(self._answer(line))
+        del buffer[:start]
+        if not self.held and len(buffer) > MAX_LINE_BYTES + 1:
+            # An unfinished line is already too long: refuse it now and drop it as it arrives.
+            if not self.discarding:
+                answers.append(_ERROR_LINES[ErrorCode.LineTooLong])
+                self.discarding = True
+            buffer.clear()
+        if answers and self.stage != _CLOSED:
+            self.transport.write("".join(answers).encode())
+        if self.eof and not self.held:
+            self.close()
+        else:
+            self._update_reading()
+
+    def _answer(self, line: bytes) -> str:
+        if self.stage == _READY:
+            assert self.budget is not None
+            if line.strip() == b"WAIT":
+                self.held = True
+                self.server.waiting.append(self)
+                return "OK\n"
+            return self.server.answer(self.player, self.budget, line)
+        if self.stage == _NAME:
+            words = line.split()
+            if words and words[0] in _COMMAND_WORDS:
+                return _ERROR_LINES[ErrorCode.NotLoggedIn]
+            self.player = line.decode("ascii", errors="replace").strip()
+            self.stage = _SECRET
+            return "PASSWORD\n"
+        # _SECRET: check it off the loop; further lines wait until then.
+        self.stage = _CHECKING
+        self.held = True
+        secret = line.decode("utf-8", errors="replace")
+        self.login_check = asyncio.ensure_future(self._check_secret(secret))
+        return ""
+
+    async def _check_secret(self, secret: str) -> None:
+        loop = self.server.loop
+        assert loop is not None
+        stored = self.server.secret_hash(self.player)
+        # An unknown name is checked against a dummy hash: it takes as long as a known one.
+        checked = dummy_hash() if stored is None else stored
+        accepted = await loop.run_in_executor(None, verify_secret, secret, checked)
+        accepted = accepted and stored is not None
+        if self.stage == _CLOSED or self.transport is None:
+            return
+        if not accepted:
+            self.transport.write(_ERROR_LINES[ErrorCode.AuthenticationFailed].encode())
+            self.close()
+            return
+        if self.login_timer is not None:
+            self.login_timer.cancel()
+        self.budget = self.server.logged_in(self.player, self)
+        self.stage = _READY
+        self.transport.write(b"OK\n")
+        self.held = False
+        self._process()
+
+    def turn_started(self) -> None:
+        """The clock ticked while this connection WAITed: send the second OK, go on reading."""
+        if self.transport is None or self.stage == _CLOSED:
+            return
+        self.transport.write(b"OK\n")
+        self.held = False
+        self._process()
+
+
+async def serve(config: ServerConfig, ready: asyncio.Future[tuple[str, int]] | None = None) -> None:
+    """Run a server until cancelled; ``ready`` receives the address it listens on."""
+    server = GameServer(config)
+    address = await server.start()
+    if ready is not None:
+        ready.set_result(address)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await server.stop()
