@@ -180,7 +180,9 @@ def draft_pool_cards(league: int) -> tuple[Card, ...]:
         )
     if league == 2:
         return tuple(
-            c for c in CARD_LIST if c.is_creature and c.keywords & _NO_DRAIN_LETHAL_WARD == c.keywords
+            c
+            for c in CARD_LIST
+            if c.is_creature and c.keywords & _NO_DRAIN_LETHAL_WARD == c.keywords
         )
     if league == 3:
         return tuple(c for c in CARD_LIST if c.keywords & _NO_DRAIN_LETHAL_WARD == c.keywords)

@@ -25,7 +25,8 @@ def draft_triples(params: GameParameters, league: int = 4) -> tuple[DraftTriple,
     """The 30 draft triples of a 1.0/1.2 game (``league`` only matters in 1.0)."""
     if params.predefined_draft_ids is not None:
         return tuple(
-            (CARDS_BY_ID[a], CARDS_BY_ID[b], CARDS_BY_ID[c]) for a, b, c in params.predefined_draft_ids
+            (CARDS_BY_ID[a], CARDS_BY_ID[b], CARDS_BY_ID[c])
+            for a, b, c in params.predefined_draft_ids
         )
     allowed = draft_pool_cards(league if params.version == "1.0" else 4)
     rng = JavaRandom(params.seeds["draftChoicesSeed"])
@@ -49,7 +50,9 @@ def draft_triples(params: GameParameters, league: int = 4) -> tuple[DraftTriple,
     return tuple(triples)
 
 
-def draft_pool_distinct_count(triples: Sequence[DraftTriple], params: GameParameters, league: int) -> int:
+def draft_pool_distinct_count(
+    triples: Sequence[DraftTriple], params: GameParameters, league: int
+) -> int:
     """N of the 'show draft' frames: the distinct cards the draft could offer."""
     if params.predefined_draft_ids is not None:
         return len({card.base_id for triple in triples for card in triple})

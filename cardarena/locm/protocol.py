@@ -128,7 +128,12 @@ def deck_building_input(state: State, player_index: int) -> str:
         ]
         lines.extend(offered_card_line(card, rules) for card in state.draft[turn])
     else:
-        lines = [f"{STARTING_HEALTH} 0 0 0", f"{STARTING_HEALTH} 0 0 0", "0 0", str(len(state.pool))]
+        lines = [
+            f"{STARTING_HEALTH} 0 0 0",
+            f"{STARTING_HEALTH} 0 0 0",
+            "0 0",
+            str(len(state.pool)),
+        ]
         lines.extend(offered_card_line(card, rules) for card in state.pool)
     return _block(lines)
 
@@ -160,7 +165,9 @@ def parse_battle_output(line: str, rules: RuleSet) -> list[ParsedAction]:
             try:
                 card_id = parse_java_int(parts[0])
             except ValueError:
-                raise ProtocolError("Invalid SUMMON argument. Expected integer (card id).") from None
+                raise ProtocolError(
+                    "Invalid SUMMON argument. Expected integer (card id)."
+                ) from None
             text = parts[1].strip(JAVA_WHITESPACE) if len(parts) > 1 else ""
             actions.append((Action(ActionType.SUMMON, card_id, -1), text))
             continue

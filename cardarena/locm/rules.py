@@ -33,6 +33,7 @@ class RuleSet:
 
     version: str
     lanes: int
+    has_lanes: bool
     lane_capacity: int
     """Own creatures allowed per lane (1.0 has one 'lane' holding the whole board)."""
     draft: bool
@@ -54,15 +55,12 @@ class RuleSet:
     """SDK 2.5 (1.0/1.2) forwards no line for an empty answer and the referee aborts."""
     invalid_action_name_message: str
 
-    @property
-    def has_lanes(self) -> bool:
-        return self.lanes > 1
-
 
 RULESETS: dict[str, RuleSet] = {
     "1.0": RuleSet(
         version="1.0",
         lanes=1,
+        has_lanes=False,
         lane_capacity=6,
         draft=True,
         runes=True,
@@ -80,6 +78,7 @@ RULESETS: dict[str, RuleSet] = {
     "1.2": RuleSet(
         version="1.2",
         lanes=2,
+        has_lanes=True,
         lane_capacity=3,
         draft=True,
         runes=True,
@@ -97,6 +96,7 @@ RULESETS: dict[str, RuleSet] = {
     "1.5": RuleSet(
         version="1.5",
         lanes=2,
+        has_lanes=True,
         lane_capacity=3,
         draft=False,
         runes=False,

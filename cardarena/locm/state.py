@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from enum import IntEnum
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .cards import (
     BREAKTHROUGH,
@@ -47,6 +47,9 @@ from .rules import (
     RuleSet,
     ruleset,
 )
+
+if TYPE_CHECKING:
+    from .observation import PlayerView
 
 
 class IllegalActionError(ValueError):
@@ -111,6 +114,9 @@ class Action(NamedTuple):
 
 
 PASS = Action(ActionType.PASS)
+_new_action = tuple.__new__
+"""``_new_action(Action, (type, id, target))`` skips NamedTuple's Python-level __new__."""
+_PICK_ACTIONS = tuple(Action(ActionType.PICK, index) for index in range(3))
 _SUMMON, _ATTACK, _USE = ActionType.SUMMON, ActionType.ATTACK, ActionType.USE
 _CREATURE, _GREEN, _BLUE = CardType.CREATURE, CardType.GREEN_ITEM, CardType.BLUE_ITEM
 
@@ -175,7 +181,9 @@ class Player:
     __slots__ = (
         "board",
         "bonus_mana_turns",
+        "choosable",
         "chosen",
+        "chosen_counts",
         "deck",
         "draw_shown",
         "hand",
@@ -204,6 +212,10 @@ class Player:
         """(baseId, action) of each action executed in this player's last turn."""
         self.chosen: list[Card] = []
         """Deck-building choices, in order."""
+        self.chosen_counts: dict[int, int] = {}
+        """How many copies of each baseId were chosen."""
+        self.choosable: tuple[Action, ...] | None = None
+        """1.5: cached CHOOSE actions still open to this player (None: recompute)."""
 
     def copy(self) -> Player:
         new = Player.__new__(Player)
@@ -220,6 +232,8 @@ class Player:
         new.health_lost = self.health_lost
         new.performed = self.performed.copy()
         new.chosen = self.chosen.copy()
+        new.chosen_counts = self.chosen_counts.copy()
+        new.choosable = self.choosable
         return new
 
     @property
@@ -239,6 +253,8 @@ class State:
         "phase",
         "players",
         "pool",
+        "pool_actions",
+        "pool_by_id",
         "rules",
         "turn",
         "winner",
@@ -249,6 +265,9 @@ class State:
     league: int
     draft: tuple[DraftTriple, ...]
     pool: tuple[Card, ...]
+    pool_actions: tuple[Action, ...]
+    """1.5: the CHOOSE action of each pool card, in pool order (shared by clones)."""
+    pool_by_id: dict[int, Card]
     players: tuple[Player, Player]
     phase: Phase
     active: int
@@ -272,9 +291,7 @@ class State:
         rules = ruleset(version)
         if isinstance(params, GameParameters):
             if params.version != rules.version:
-                raise ValueError(
-                    f"parameters are for LOCM {params.version}, not {rules.version}"
-                )
+                raise ValueError(f"parameters are for LOCM {params.version}, not {rules.version}")
             resolved = params
         else:
             resolved = resolve_parameters(rules, params)
@@ -290,6 +307,8 @@ class State:
         else:
             state.draft = ()
             state.pool = constructed_pool(resolved)
+        state.pool_actions = tuple(Action(ActionType.CHOOSE, card.base_id) for card in state.pool)
+        state.pool_by_id = {card.base_id: card for card in state.pool}
         state.players = (Player(0, rules), Player(1, rules))
         state.phase = Phase.DECK_BUILDING
         state.active = 0
@@ -334,6 +353,8 @@ class State:
         new.league = self.league
         new.draft = self.draft
         new.pool = self.pool
+        new.pool_actions = self.pool_actions
+        new.pool_by_id = self.pool_by_id
         p0, p1 = self.players
         new.players = (p0.copy(), p1.copy())
         new.phase = self.phase
@@ -354,20 +375,31 @@ class State:
             return self._battle_actions()
         if self.phase == Phase.DECK_BUILDING:
             if self.rules.draft:
-                return [Action(ActionType.PICK, i) for i in range(3)]
-            chosen = self.players[self.current_player].chosen
-            return [
-                Action(ActionType.CHOOSE, card.base_id)
-                for card in self.pool
-                if chosen.count(card) < MAX_COPIES
-            ]
+                return list(_PICK_ACTIONS)
+            player = self.players[self.current_player]
+            if player.choosable is None:
+                counts = player.chosen_counts
+                player.choosable = tuple(
+                    action
+                    for action, card in zip(self.pool_actions, self.pool, strict=True)
+                    if counts.get(card.base_id, 0) < MAX_COPIES
+                )
+            return list(player.choosable)
         return []
 
     def is_legal(self, action: Action) -> bool:
         if self.phase == Phase.BATTLE:
             return action.type == ActionType.PASS or self._battle_legal(action)
         if self.phase == Phase.DECK_BUILDING:
-            return action in self.legal_actions()
+            if self.rules.draft:
+                return action in _PICK_ACTIONS
+            counts = self.players[self.current_player].chosen_counts
+            return (
+                action.type == ActionType.CHOOSE
+                and action.target == -1
+                and action.id in self.pool_by_id
+                and counts.get(action.id, 0) < MAX_COPIES
+            )
         return False
 
     def apply(self, action: Action) -> None:
@@ -378,7 +410,7 @@ class State:
             raise IllegalActionError(f"the game has ended; cannot apply {action}")
         if self.phase == Phase.DECK_BUILDING:
             player = self.current_player
-            if action not in self.legal_actions():
+            if not self.is_legal(action):
                 raise IllegalActionError(
                     f"{action} is not a legal deck-building action for player {player} "
                     f"in LOCM {self.version}"
@@ -386,7 +418,7 @@ class State:
             if action.type == ActionType.PICK:
                 self.add_choice(player, self.draft[len(self.players[player].chosen)][action.id])
             else:
-                self.add_choice(player, self._pool_card(action.id))
+                self.add_choice(player, self.pool_by_id[action.id])
             return
         if action.type == ActionType.PASS:
             self.end_turn()
@@ -399,18 +431,17 @@ class State:
 
     # --- deck building -----------------------------------------------------------
 
-    def _pool_card(self, base_id: int) -> Card:
-        for card in self.pool:
-            if card.base_id == base_id:
-                return card
-        raise IllegalActionError(f"card {base_id} is not in the constructed pool")
-
     def add_choice(self, player: int, card: Card) -> None:
         """Add a card to a player's deck choices; start the battle once both have 30."""
         chosen = self.players[player].chosen
         if len(chosen) >= DECK_SIZE:
             raise IllegalActionError(f"player {player} has already chosen {DECK_SIZE} cards")
         chosen.append(card)
+        chooser = self.players[player]
+        counts = chooser.chosen_counts
+        counts[card.base_id] = copies = counts.get(card.base_id, 0) + 1
+        if copies >= MAX_COPIES:
+            chooser.choosable = None
         if len(self.players[0].chosen) == DECK_SIZE == len(self.players[1].chosen):
             self._start_battle()
 
@@ -445,45 +476,60 @@ class State:
     def _battle_actions(self) -> list[Action]:
         me, opp = self.players[self.active], self.players[1 - self.active]
         actions = [PASS]
+        append = actions.append
         mana = me.mana
         rules = self.rules
+        my_board = me.board
+        opp_board = opp.board
         summonable = [
             inst.id for inst in me.hand if inst.card.type == _CREATURE and inst.card.cost <= mana
         ]
         if summonable:
             if rules.has_lanes:
                 capacity = rules.lane_capacity
-                counts = [0, 0]
-                for creature in me.board:
-                    counts[creature.lane] += 1
-                for lane in (0, 1):
-                    if counts[lane] < capacity:
-                        actions.extend(Action(_SUMMON, card_id, lane) for card_id in summonable)
-            elif len(me.board) < rules.lane_capacity:
-                actions.extend(Action(_SUMMON, card_id, -1) for card_id in summonable)
-        opp_board = opp.board
-        for creature in me.board:
+                left = 0
+                for creature in my_board:
+                    if creature.lane == 0:
+                        left += 1
+                if left < capacity:
+                    for card_id in summonable:
+                        append(_new_action(Action, (_SUMMON, card_id, 0)))
+                if len(my_board) - left < capacity:
+                    for card_id in summonable:
+                        append(_new_action(Action, (_SUMMON, card_id, 1)))
+            elif len(my_board) < rules.lane_capacity:
+                for card_id in summonable:
+                    append(_new_action(Action, (_SUMMON, card_id, -1)))
+        lanes: list[list[int]] | None = None
+        for creature in my_board:
             if not creature.can_attack:
                 continue
-            lane = creature.lane
-            in_lane = [c for c in opp_board if c.lane == lane]
-            guards = [c.id for c in in_lane if c.keywords & GUARD]
+            if lanes is None:
+                # Per lane: the Guard ids if any, else the face (-1) and every creature.
+                open_targets: list[list[int]] = [[-1], [-1]]
+                guards: list[list[int]] = [[], []]
+                for c in opp_board:
+                    open_targets[c.lane].append(c.id)
+                    if c.keywords & GUARD:
+                        guards[c.lane].append(c.id)
+                lanes = [guards[lane] or open_targets[lane] for lane in (0, 1)]
             attacker = creature.id
-            if guards:
-                actions.extend(Action(_ATTACK, attacker, target) for target in guards)
-            else:
-                actions.append(Action(_ATTACK, attacker, -1))
-                actions.extend(Action(_ATTACK, attacker, c.id) for c in in_lane)
+            for target in lanes[creature.lane]:
+                append(_new_action(Action, (_ATTACK, attacker, target)))
         for inst in me.hand:
             card = inst.card
-            if card.type == _CREATURE or card.cost > mana:
+            kind = card.type
+            if kind == _CREATURE or card.cost > mana:
                 continue
-            if card.type == _GREEN:
-                actions.extend(Action(_USE, inst.id, c.id) for c in me.board)
-            else:
-                if card.type == _BLUE:
-                    actions.append(Action(_USE, inst.id, -1))
-                actions.extend(Action(_USE, inst.id, c.id) for c in opp_board)
+            item = inst.id
+            if kind == _GREEN:
+                for c in my_board:
+                    append(_new_action(Action, (_USE, item, c.id)))
+                continue
+            if kind == _BLUE:
+                append(_new_action(Action, (_USE, item, -1)))
+            for c in opp_board:
+                append(_new_action(Action, (_USE, item, c.id)))
         return actions
 
     def _battle_legal(self, action: Action) -> bool:
@@ -791,6 +837,32 @@ class State:
         self.winner = None
         self.end_reason = reason
         self.phase = Phase.ENDED
+
+    # --- views and serialisation (see observation.py) ---------------------------
+
+    def input_text(self, player: int) -> str:
+        """The exact text the official referee would send ``player`` now."""
+        from .protocol import player_input
+
+        return player_input(self, player)
+
+    def view(self, player: int) -> PlayerView:
+        """What ``player`` can see: no deck order, no opponent hand."""
+        from .observation import player_view
+
+        return player_view(self, player)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready snapshot; :meth:`from_dict` rebuilds an equal state."""
+        from .observation import state_to_dict
+
+        return state_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], version: str | None = None) -> State:
+        from .observation import state_from_dict
+
+        return state_from_dict(data, version)
 
     def __repr__(self) -> str:
         p0, p1 = self.players
