@@ -9,6 +9,7 @@ Every answer is read into a typed value from :mod:`.protocol`; every ``ERR`` lin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 from types import TracebackType
 from typing import Self
@@ -107,7 +108,10 @@ class Client:
         return self
 
     def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
     ) -> None:
         self.close()
 
@@ -221,16 +225,17 @@ class AsyncClient:
 
     async def close(self) -> None:
         self.writer.close()
-        try:
+        with contextlib.suppress(ConnectionError, OSError):  # already gone: nothing to close
             await self.writer.wait_closed()
-        except (ConnectionError, OSError):
-            pass  # already gone: nothing left to close
 
     async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
     ) -> None:
         await self.close()
 

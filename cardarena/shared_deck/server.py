@@ -47,6 +47,8 @@ class ServerConfig:
     """Commands per player per turn before ``ERR 953 TooManyCommands`` (WAIT is not counted)."""
     login_timeout: float = 30.0
     """Seconds a connection may take to log in before it is closed."""
+    start_after_logins: int = 0
+    """Hold the first tournament until this many players are logged in (demos and tests)."""
     deck_factory: DeckFactory = generate_deck
 
     def __post_init__(self) -> None:
@@ -90,6 +92,7 @@ class GameServer:
         self._clock_origin = 0.0
         self._saved_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self.address: tuple[str, int] = (config.host, config.port)
+        self._holding_first = config.start_after_logins > 0
 
     # -------------------------------------------------------------- lifecycle
     async def start(self) -> tuple[str, int]:
@@ -170,6 +173,9 @@ class GameServer:
 
     def _start_tournament(self) -> None:
         assert self.arena is not None and self.store is not None
+        if self._holding_first and len(self.sessions) < self.config.start_after_logins:
+            return
+        self._holding_first = False
         tournament = self.arena.start_tournament(self.store.player_names())
         if tournament is None:
             return
