@@ -21,6 +21,7 @@ from .store import Store
 
 DEFAULT_DB = "shared-deck.db"
 SECRET_ENV = "SHARED_DECK_SECRET"
+DEFAULT_RULES = RuleSet()
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
@@ -47,13 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=7000, help="0 picks a free port")
     _add_db(serve)
     serve.add_argument("--turn-seconds", type=_positive_turn_seconds, default=1.0)
-    serve.add_argument("--turns-per-match", type=int, default=RuleSet.turns_per_match)
+    serve.add_argument("--turns-per-match", type=int, default=DEFAULT_RULES.turns_per_match)
     serve.add_argument("--seed", type=int, help="base seed of the tournaments' decks")
-    serve.add_argument("--init-hp", type=int, default=RuleSet.init_hp, help="must be even")
-    serve.add_argument("--deck-size", type=int, default=RuleSet.deck_size)
-    serve.add_argument("--draws-per-turn", type=int, default=RuleSet.draws_per_turn)
-    serve.add_argument("--burns-per-turn", type=int, default=RuleSet.burns_per_turn)
-    serve.add_argument("--hand-limit", type=int, default=RuleSet.hand_limit)
+    serve.add_argument("--init-hp", type=int, default=DEFAULT_RULES.init_hp, help="must be even")
+    serve.add_argument("--deck-size", type=int, default=DEFAULT_RULES.deck_size)
+    serve.add_argument("--draws-per-turn", type=int, default=DEFAULT_RULES.draws_per_turn)
+    serve.add_argument("--burns-per-turn", type=int, default=DEFAULT_RULES.burns_per_turn)
+    serve.add_argument("--hand-limit", type=int, default=DEFAULT_RULES.hand_limit)
     serve.add_argument("--command-budget", type=int, default=ServerConfig.command_budget,
                        help="commands per player per turn before ERR 953")
     serve.add_argument("--login-timeout", type=float, default=ServerConfig.login_timeout)

@@ -90,11 +90,12 @@ class Match:
         deck: tuple[Card, ...],
         rules: RuleSet,
         start_turn: int,
+        card_ids: frozenset[int] | None = None,
     ) -> None:
         self.id = match_id
         self.players = players  # players[0] moves first
         self.start_turn = start_turn
-        self.state = MatchState(deck, rules)
+        self.state = MatchState(deck, rules, card_ids)
         self.log: list[Action] = []
 
     def side_of(self, player: str) -> int:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from .errors import ErrorCode, GameError
-from .match import ACTIONS, Match
+from .match import ACTIONS
 from .rules import Card, Creature
-from .tournament import Arena, Tournament
+from .tournament import Arena
 
 MAX_LINE_BYTES: Final = 1024
 """Longer lines (not counting the line end) are answered ``ERR 952 LineTooLong`` and dropped."""
@@ -45,7 +45,7 @@ ARGUMENT_COUNTS: Final[dict[str, int]] = {
 OK: Final = "OK\n"
 
 
-def parse_command(line: bytes) -> tuple[str, tuple[int, ...]]:
+def parse_command(line: bytes | bytearray) -> tuple[str, tuple[int, ...]]:
     """Split one line (without its ``\\n``) into a command and integer arguments.
 
     Raises UnknownCommand or WrongArguments. Only plain ASCII decimal integers are accepted, so
@@ -89,7 +89,13 @@ def execute(arena: Arena, player: str, command: str, args: tuple[int, ...]) -> s
     side = match.side_of(player)
     state = match.sync(arena.turn)
     if command in ACTIONS:
-        return _act(arena.turn, tournament, match, side, command, args[1:])
+        try:
+            drawn = match.perform(side, command, args[1:])
+        finally:
+            tournament.note_if_ended(match)
+        return OK if drawn is None else f"OK\n{drawn.line}\n"
+    if state.ended:
+        tournament.note_if_ended(match)
     if command == "GET_TURN_INFO":
         my_turn = not state.ended and state.current == side
         return f"OK\n{int(my_turn)} {state.turns_left}\n"
@@ -123,21 +129,6 @@ def execute(arena: Arena, player: str, command: str, args: tuple[int, ...]) -> s
     if command == "GET_ATTACKERS":
         return _card_list(state.attacking_creatures())
     raise GameError(ErrorCode.UnknownCommand)  # parse_command lets no other name through
-
-
-def _act(
-    turn: int,
-    tournament: Tournament,
-    match: Match,
-    side: int,
-    command: str,
-    args: tuple[int, ...],
-) -> str:
-    try:
-        drawn = match.perform(side, command, args)
-    finally:
-        tournament.note_action(match, turn)
-    return OK if drawn is None else f"OK\n{drawn.line}\n"
 
 
 def _card_list(cards: Sequence[Card | Creature]) -> str:

@@ -175,10 +175,13 @@ class MatchState:
         "turn_index",
     )
 
-    def __init__(self, deck: tuple[Card, ...], rules: RuleSet) -> None:
+    def __init__(
+        self, deck: tuple[Card, ...], rules: RuleSet, card_ids: frozenset[int] | None = None
+    ) -> None:
         self.rules = rules
         self.deck = deck
-        self.card_ids = frozenset(card.id for card in deck)
+        # Shared by all matches of a tournament when given: a match then starts in O(1).
+        self.card_ids = frozenset(card.id for card in deck) if card_ids is None else card_ids
         self.deck_position = 0
         self.hands: tuple[dict[int, Card], dict[int, Card]] = ({}, {})
         self.boards: tuple[dict[int, Creature], dict[int, Creature]] = ({}, {})

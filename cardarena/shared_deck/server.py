@@ -21,13 +21,16 @@ from .errors import ErrorCode, GameError
 from .protocol import ARGUMENT_COUNTS, MAX_LINE_BYTES, execute, parse_command
 from .rules import RuleSet
 from .store import Store, dummy_hash, verify_secret
-from .tournament import Arena, DeckFactory, TournamentResult
+from .tournament import Arena, DeckFactory, Tournament, TournamentResult
 
 log = logging.getLogger("cardarena.shared_deck.server")
 
 MIN_TURN_SECONDS = 0.05
 MAX_BUFFERED_BYTES = 64 * 1024
 """Unprocessed input kept per connection (while it WAITs or floods) before reading pauses."""
+
+FINISH_SLICE = 200
+"""Matches scored per event-loop iteration when a tournament ends."""
 
 _ERROR_LINES = {code: f"ERR {code.value} {code.name}\n" for code in ErrorCode}
 _COMMAND_WORDS = frozenset(name.encode() for name in ARGUMENT_COUNTS)
@@ -86,7 +89,7 @@ class GameServer:
         """Seconds each tick ran after its scheduled time, for diagnostics."""
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shared-deck-db")
         self._writer_store: Store | None = None
-        self._pending_writes: set[Future[None]] = set()
+        self._finishing: set[asyncio.Future[None]] = set()
         self._listener: asyncio.Server | None = None
         self._tick_handle: asyncio.TimerHandle | None = None
         self._clock_origin = 0.0
@@ -131,6 +134,8 @@ class GameServer:
             connection.close()
         if self._listener is not None:
             await self._listener.wait_closed()
+        if self._finishing:  # a tournament that has ended is still saved
+            await asyncio.gather(*self._finishing)
         assert self.loop is not None
         await self.loop.run_in_executor(self._writer, self._close_writer)
         self._writer.shutdown(wait=True)
@@ -163,7 +168,9 @@ class GameServer:
         self.tick_lateness.append(self.loop.time() - due)
         finished = self.arena.tick()
         if finished is not None:
-            self._save(finished)
+            task = asyncio.ensure_future(self._finish(finished, self.arena.turn))
+            self._finishing.add(task)
+            task.add_done_callback(self._finishing.discard)
         if self.arena.current is None:
             self._start_tournament()
         waiting, self.waiting = self.waiting, []
@@ -184,7 +191,7 @@ class GameServer:
             tournament.number,
             tournament.start_turn,
             len(tournament.matches_of),
-            len(tournament.matches),
+            len(tournament.pairs),
             tournament.seed,
         )
         self._write(
@@ -196,6 +203,16 @@ class GameServer:
                 tournament.deck,
             )
         )
+
+    async def _finish(self, tournament: Tournament, turn: int) -> None:
+        """Score a finished tournament a slice at a time, so that the clock and the commands
+        of the next tournament are not held up, then hand it to the writer thread."""
+        results = []
+        for result in tournament.match_results(turn):
+            results.append(result)
+            if len(results) % FINISH_SLICE == 0:
+                await asyncio.sleep(0)
+        self._save(tournament.summarize(results))
 
     def _save(self, result: TournamentResult) -> None:
         log.info(
@@ -216,10 +233,9 @@ class GameServer:
         return self._writer.submit(call)
 
     def _write(self, future: Future[None]) -> Future[None]:
-        self._pending_writes.add(future)
+        """Log a failed database write (the writer thread runs them in submission order)."""
 
         def done(finished: Future[None]) -> None:
-            self._pending_writes.discard(finished)
             if finished.exception() is not None:
                 log.error("database write failed", exc_info=finished.exception())
 
@@ -256,7 +272,7 @@ class GameServer:
         self.sessions[name] = connection
         return self.budgets.setdefault(name, _Budget())
 
-    def answer(self, player: str, budget: _Budget, line: bytes) -> str:
+    def answer(self, player: str, budget: _Budget, line: bytes | bytearray) -> str:
         """The answer to one command line of a logged-in player (WAIT is handled by the caller)."""
         assert self.arena is not None
         turn = self.arena.turn
@@ -315,7 +331,8 @@ class Connection(asyncio.Protocol):
         self.buffer += data
         if not self.held:
             self._process()
-        self._update_reading()
+        if len(self.buffer) > MAX_BUFFERED_BYTES:
+            self._update_reading()
 
     def eof_received(self) -> bool:
         """A half-closed socket: answer what was received, then close."""
@@ -374,7 +391,7 @@ class Connection(asyncio.Protocol):
             end = buffer.find(b"\n", start)
             if end < 0:
                 break
-            line = bytes(buffer[start:end])
+            line = buffer[start:end]
             start = end + 1
             if self.discarding:
                 self.discarding = False
@@ -396,10 +413,10 @@ class Connection(asyncio.Protocol):
             self.transport.write("".join(answers).encode())
         if self.eof and not self.held:
             self.close()
-        else:
+        elif self.reading_paused:
             self._update_reading()
 
-    def _answer(self, line: bytes) -> str:
+    def _answer(self, line: bytearray) -> str:
         if self.stage == _READY:
             assert self.budget is not None
             if line.strip() == b"WAIT":
@@ -409,7 +426,7 @@ class Connection(asyncio.Protocol):
             return self.server.answer(self.player, self.budget, line)
         if self.stage == _NAME:
             words = line.split()
-            if words and words[0] in _COMMAND_WORDS:
+            if words and bytes(words[0]) in _COMMAND_WORDS:
                 return _ERROR_LINES[ErrorCode.NotLoggedIn]
             self.player = line.decode("ascii", errors="replace").strip()
             self.stage = _SECRET
@@ -450,15 +467,3 @@ class Connection(asyncio.Protocol):
         self.transport.write(b"OK\n")
         self.held = False
         self._process()
-
-
-async def serve(config: ServerConfig, ready: asyncio.Future[tuple[str, int]] | None = None) -> None:
-    """Run a server until cancelled; ``ready`` receives the address it listens on."""
-    server = GameServer(config)
-    address = await server.start()
-    if ready is not None:
-        ready.set_result(address)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await server.stop()

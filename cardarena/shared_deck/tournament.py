@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from .deck import generate_deck
 from .match import Match
 from .rules import Card, RuleSet
-
-WATCH_TURNS = 3
-"""Turns after its last action during which a match can still end without further actions."""
 
 DeckFactory = Callable[[int, int], tuple[Card, ...]]
 """Makes a tournament's deck from (seed, deck size); :func:`generate_deck` by default."""
@@ -76,7 +73,11 @@ class TournamentResult:
 
 
 class Tournament:
-    """The matches of one tournament, all started on the same global turn with the same deck."""
+    """The matches of one tournament, all started on the same global turn with the same deck.
+
+    Match objects are made when first used, so that starting a tournament of a hundred
+    players (9,900 matches) does not hold up the turn clock.
+    """
 
     def __init__(
         self,
@@ -93,68 +94,79 @@ class Tournament:
         self.deck = deck
         self.rules = rules
         self.start_turn = start_turn
-        self.matches: dict[int, Match] = {}
+        self.first_match_id = first_match_id
+        self.pairs = pairings(players)
+        self.card_ids = frozenset(card.id for card in deck)
         self.matches_of: dict[str, list[int]] = {}
-        for match_id, pair in enumerate(pairings(players), start=first_match_id):
-            self.matches[match_id] = Match(match_id, pair, deck, rules, start_turn)
+        for match_id, pair in enumerate(self.pairs, start=first_match_id):
             for player in pair:
                 self.matches_of.setdefault(player, []).append(match_id)
+        self._matches: dict[int, Match] = {}
         self.ended_ids: set[int] = set()
-        self.watched: dict[int, int] = {}
-        """Matches acted on lately, with the global turn of their last action: only those can
-        end before the turn limit (an attack resolves in the opponent's next turn)."""
+        """Matches seen to have ended; when all have, the tournament ends before the limit."""
 
     @property
     def next_match_id(self) -> int:
-        return max(self.matches, default=0) + 1
+        return self.first_match_id + len(self.pairs)
 
-    def note_action(self, match: Match, global_turn: int) -> None:
-        """Remember that a match was acted on, so the clock notices when it ends."""
+    def match(self, match_id: int) -> Match | None:
+        """The match with this id, if it belongs to this tournament."""
+        match = self._matches.get(match_id)
+        if match is None:
+            index = match_id - self.first_match_id
+            if not 0 <= index < len(self.pairs):
+                return None
+            match = Match(
+                match_id, self.pairs[index], self.deck, self.rules, self.start_turn, self.card_ids
+            )
+            self._matches[match_id] = match
+        return match
+
+    def note_if_ended(self, match: Match) -> None:
+        """Called whenever a match was looked at or acted on (cheap, so the tick does no
+        per-match work: a match that ends unobserved is counted at the turn limit)."""
         if match.state.ended:
             self.ended_ids.add(match.id)
-            self.watched.pop(match.id, None)
-        else:
-            self.watched[match.id] = global_turn
 
     def tick(self, global_turn: int) -> bool:
         """Advance to ``global_turn``; True once every match has ended."""
         if global_turn - self.start_turn >= self.rules.turns_per_match:
             return True
-        for match_id, last_action_turn in list(self.watched.items()):
-            match = self.matches[match_id]
-            if match.sync(global_turn).ended:
-                self.ended_ids.add(match_id)
-                del self.watched[match_id]
-            elif global_turn - last_action_turn >= WATCH_TURNS:
-                del self.watched[match_id]
-        return len(self.ended_ids) == len(self.matches)
+        return len(self.ended_ids) == len(self.pairs)
 
-    def result(self, global_turn: int) -> TournamentResult:
-        """Finish every match at ``global_turn`` and score the tournament."""
-        results = []
-        scores: dict[str, list[int]] = {}
-        for match in self.matches.values():
+    def match_results(self, global_turn: int) -> Iterator[MatchResult]:
+        """Finish every match at ``global_turn``, one at a time (the server spreads this
+        work over several loop iterations)."""
+        for match_id in range(self.first_match_id, self.next_match_id):
+            match = self.match(match_id)
+            assert match is not None
             state = match.sync(global_turn)
             first_score, second_score = match.final_scores()
-            first, second = match.players
-            scores.setdefault(first, []).append(first_score)
-            scores.setdefault(second, []).append(second_score)
-            results.append(
-                MatchResult(
-                    match.id,
-                    first,
-                    second,
-                    state.hp[0],
-                    state.hp[1],
-                    first_score,
-                    second_score,
-                    state.turn_index,
-                    "\n".join(action.to_line() for action in match.log),
-                )
+            yield MatchResult(
+                match.id,
+                match.players[0],
+                match.players[1],
+                state.hp[0],
+                state.hp[1],
+                first_score,
+                second_score,
+                state.turn_index,
+                "\n".join(action.to_line() for action in match.log),
             )
+
+    def summarize(self, matches: Sequence[MatchResult]) -> TournamentResult:
+        """Score the tournament from all its match results."""
+        scores: dict[str, list[int]] = {}
+        for match in matches:
+            scores.setdefault(match.first, []).append(match.first_score)
+            scores.setdefault(match.second, []).append(match.second_score)
         return TournamentResult(
-            self.number, self.seed, self.deck, self.rules, tuple(results), tournament_points(scores)
+            self.number, self.seed, self.deck, self.rules, tuple(matches), tournament_points(scores)
         )
+
+    def result(self, global_turn: int) -> TournamentResult:
+        """Finish and score the whole tournament at once."""
+        return self.summarize(list(self.match_results(global_turn)))
 
 
 class Arena:
@@ -196,20 +208,23 @@ class Arena:
         self.current = tournament
         return tournament
 
-    def tick(self) -> TournamentResult | None:
-        """One global turn passes; returns the tournament that has just finished, if any."""
+    def tick(self) -> Tournament | None:
+        """One global turn passes; returns the tournament that has just finished, if any.
+
+        Its matches are over but not yet scored: see :meth:`Tournament.match_results`.
+        """
         self.turn += 1
         tournament = self.current
         if tournament is None or not tournament.tick(self.turn):
             return None
         self.previous, self.current = tournament, None
-        return tournament.result(self.turn)
+        return tournament
 
     def match(self, match_id: int) -> tuple[Match, Tournament] | None:
         """The match with this id in the running or the previous tournament."""
         for tournament in (self.current, self.previous):
             if tournament is not None:
-                match = tournament.matches.get(match_id)
+                match = tournament.match(match_id)
                 if match is not None:
                     return match, tournament
         return None

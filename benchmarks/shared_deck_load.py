@@ -1,0 +1,288 @@
+"""Load benchmark for the Shared Deck server, on 127.0.0.1 only; it stops by itself.
+
+A ``shared-deck serve`` subprocess gets ``--bots`` logged-in bots (default 100) that send
+commands as fast as they can, each waiting for an answer before its next command, for
+``--turns`` turns. A separate observer process WAITs turn after turn and measures how far
+each turn's start strays from the turn length (the tick jitter a bot sees).
+
+Prints commands/s, p50/p99 command latency and p99 tick jitter; with ``--json`` one JSON
+object with the keys commands_per_s, latency_p50_ms, latency_p99_ms, tick_jitter_p99_ms.
+
+    python benchmarks/shared_deck_load.py [--bots 100] [--turns 10] [--json]
+
+The bots are asyncio Protocols rather than the library's stream client, so that the load
+generator spends as little of the shared CPU as possible; it frames answers with the same
+protocol functions as the library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import multiprocessing
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from cardarena.shared_deck.client import Client
+from cardarena.shared_deck.protocol import counted_data_lines, fixed_data_lines
+from cardarena.shared_deck.store import Store
+
+HOST = "127.0.0.1"
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+class LoadBot(asyncio.Protocol):
+    """Logs in, learns its matches, then keeps exactly one command in flight until told to stop.
+
+    Its commands cycle over its matches: turn info, hands, board, limits, then an action
+    (draw, play what it drew, attack), so the server does real game work, not only reads.
+    """
+
+    def __init__(self, name: str, secret: str, seed: int) -> None:
+        self.name, self.secret = name, secret
+        self.rng = random.Random(seed)
+        self.transport: asyncio.Transport | None = None
+        self.buffer = b""
+        self.stage = "login"
+        self.logged_in: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.matches: list[int] = []
+        self.pending: list[str] = []  # answer lines collected for the command in flight
+        self.command = ""
+        self.sent_at = 0.0
+        self.latencies: list[float] = []
+        self.measuring = False
+        self.running = False
+        self.plan: Iterator[str] = iter(())
+        self.drawn: list[str] = []  # the last card drawn, as its fields
+        self.active: list[str] = []  # ids of own active creatures in the last board seen
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        *lines, self.buffer = self.buffer.split(b"\n")
+        for raw in lines:
+            self._line(raw.decode())
+
+    def _line(self, line: str) -> None:
+        assert self.transport is not None
+        if self.stage == "login":
+            if line == "LOGIN":
+                self.transport.write(f"{self.name}\n".encode())
+            elif line == "PASSWORD":
+                self.transport.write(f"{self.secret}\n".encode())
+            else:
+                self.stage = "ready"
+                if line == "OK":
+                    self.logged_in.set_result(None)
+                else:
+                    self.logged_in.set_exception(RuntimeError(f"{self.name}: refused: {line}"))
+            return
+        self.pending.append(line)
+        if not self._answer_complete():
+            return
+        if self.measuring:
+            self.latencies.append(time.perf_counter() - self.sent_at)
+        answer, self.pending = self.pending, []
+        self._learn(answer)
+        if self.running:
+            self._send_next()
+
+    def _answer_complete(self) -> bool:
+        if self.pending[0] != "OK":
+            return True
+        count = fixed_data_lines(self.command)
+        if count is not None:
+            return len(self.pending) == 1 + count
+        if len(self.pending) < 2:
+            return False
+        return len(self.pending) == 2 + counted_data_lines(self.command, self.pending[1])
+
+    def _learn(self, answer: list[str]) -> None:
+        if self.command == "GET_MY_MATCHES" and answer[0] == "OK":
+            self.matches = [int(word) for word in answer[2].split()]
+        elif self.command == "DRAW_CARD" and answer[0] == "OK":
+            self.drawn = answer[1].split()
+        elif self.command == "GET_BOARD" and answer[0] == "OK":
+            mine = int(answer[1].split()[0])
+            self.active = [line.split()[0] for line in answer[2 : 2 + mine] if line[-1] == "1"]
+
+    def _commands(self) -> Iterator[str]:
+        while True:
+            for match_id in self.matches:
+                self.drawn, self.active = [], []
+                yield f"GET_TURN_INFO {match_id}"
+                yield f"GET_HANDS {match_id}"
+                yield f"GET_BOARD {match_id}"
+                yield f"GET_CARD_LIMITS {match_id}"
+                yield f"DRAW_CARD {match_id}"
+                if self.drawn:
+                    card_id, card_type = self.drawn[0], self.drawn[1]
+                    target = {"C": -1, "D": -6, "H": -5, "T": -5}.get(card_type)
+                    if target is not None:
+                        yield f"PLAY_CARD {match_id} {card_id} {target}"
+                for creature in self.active[:2]:
+                    yield f"ATTACK {match_id} {creature}"
+
+    def send(self, command: str) -> None:
+        assert self.transport is not None
+        self.command = command.split()[0]
+        self.sent_at = time.perf_counter()
+        self.transport.write((command + "\n").encode())
+
+    def _send_next(self) -> None:
+        self.send(next(self.plan))
+
+    def start(self) -> None:
+        self.plan = self._commands()
+        self.running = True
+        self.measuring = True
+        self._send_next()
+
+
+def observe(port: int, name: str, secret: str, turns: int, results: multiprocessing.Queue) -> None:
+    """In its own process: WAIT for ``turns`` turns and report the gaps between turn starts."""
+    with Client.connect(HOST, port, name, secret) as client:
+        while not client.get_my_matches():  # the load starts with the tournament
+            client.wait()
+        starts = []
+        for _ in range(turns + 1):
+            client.wait()
+            starts.append(time.perf_counter())
+    results.put([later - earlier for earlier, later in itertools.pairwise(starts)])
+
+
+def register(db: Path, names: list[str]) -> dict[str, str]:
+    """Register players; scrypt runs in threads (it releases the GIL)."""
+    with contextlib.closing(Store(db)):
+        pass  # create the schema once before the threads race for it
+
+    def add(name: str) -> tuple[str, str]:
+        with contextlib.closing(Store(db)) as store:
+            return name, store.add_player(name)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return dict(pool.map(add, names))
+
+
+def start_server(db: Path, args: argparse.Namespace, players: int) -> tuple[subprocess.Popen, int]:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "cardarena.shared_deck.cli", "serve", "--host", HOST,
+         "--port", "0", "--db", str(db), "--turn-seconds", str(args.turn_seconds),
+         "--turns-per-match", str(args.turns_per_match), "--seed", "1",
+         "--start-after-logins", str(players)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert server.stdout is not None
+    line = server.stdout.readline()
+    if not line.startswith("shared-deck listening on"):
+        server.kill()
+        raise RuntimeError(f"the server did not start: {line!r}")
+    return server, int(line.rsplit(":", 1)[1])
+
+
+async def run_bots(port: int, secrets: dict[str, str], args: argparse.Namespace) -> dict:
+    loop = asyncio.get_running_loop()
+    bots: list[LoadBot] = []
+    for index, (name, secret) in enumerate(secrets.items()):
+        _, bot = await loop.create_connection(lambda n=name, s=secret, i=index: LoadBot(n, s, i),
+                                              HOST, port)
+        bots.append(bot)
+    await asyncio.gather(*(bot.logged_in for bot in bots))
+    # The tournament starts at the first tick after every player has logged in.
+    while not all(bot.matches for bot in bots):
+        for bot in bots:
+            bot.send("GET_MY_MATCHES")
+        await asyncio.sleep(args.turn_seconds / 5)
+    started = time.perf_counter()
+    for bot in bots:
+        bot.start()
+    await asyncio.sleep(args.turns * args.turn_seconds)
+    for bot in bots:
+        bot.running = False
+        bot.measuring = False
+    elapsed = time.perf_counter() - started
+    await asyncio.sleep(0.2)
+    latencies = [latency for bot in bots for latency in bot.latencies]
+    for bot in bots:
+        assert bot.transport is not None
+        bot.transport.close()
+    return {
+        "commands": len(latencies),
+        "seconds": elapsed,
+        "commands_per_s": len(latencies) / elapsed,
+        "latency_p50_ms": 1000 * percentile(latencies, 0.50),
+        "latency_p99_ms": 1000 * percentile(latencies, 0.99),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bots", type=int, default=100)
+    parser.add_argument("--turns", type=int, default=10, help="turns of load to measure")
+    parser.add_argument("--turn-seconds", type=float, default=1.0)
+    parser.add_argument("--turns-per-match", type=int, default=60)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="shared-deck-bench-") as directory:
+        db = Path(directory) / "bench.db"
+        names = [f"bot{i:03d}" for i in range(args.bots)] + ["observer"]
+        secrets = register(db, names)
+        observer_secret = secrets.pop("observer")
+        server, port = start_server(db, args, len(names))
+        results: multiprocessing.Queue = multiprocessing.Queue()
+        observer = multiprocessing.Process(
+            target=observe, args=(port, "observer", observer_secret, args.turns, results)
+        )
+        try:
+            observer.start()
+            report = asyncio.run(run_bots(port, secrets, args))
+            gaps = results.get(timeout=args.turns * args.turn_seconds + 60)
+            observer.join(10)
+        finally:
+            if observer.is_alive():
+                observer.kill()
+            server.send_signal(signal.SIGINT)
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    jitter = [abs(gap - args.turn_seconds) for gap in gaps]
+    report["tick_jitter_p99_ms"] = 1000 * percentile(jitter, 0.99)
+    report["bots"] = args.bots
+    report["turn_seconds"] = args.turn_seconds
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"{args.bots} bots, {report['commands']} commands in {report['seconds']:.1f} s")
+        print(f"commands/s          {report['commands_per_s']:,.0f}")
+        print(f"latency p50         {report['latency_p50_ms']:.2f} ms")
+        print(f"latency p99         {report['latency_p99_ms']:.2f} ms")
+        print(f"tick jitter p99     {report['tick_jitter_p99_ms']:.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
