@@ -62,8 +62,8 @@ def keywords_from_text(text: str) -> int:
     return bits
 
 
-class Card:
-    """A card as printed: immutable and shared between states."""
+class _CardFields:
+    """The slot layout shared by the builder and the frozen card."""
 
     __slots__ = (
         "area",
@@ -78,6 +78,42 @@ class Card:
         "type",
     )
 
+
+class _CardBuilder(_CardFields):
+    """Fills a card with plain (fast) attribute stores before it is frozen."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        base_id: int,
+        type: int,
+        cost: int,
+        attack: int,
+        defense: int,
+        keywords: int,
+        my_health: int,
+        opp_health: int,
+        draw: int,
+        area: int,
+    ) -> None:
+        self.base_id = base_id
+        self.type = type
+        self.cost = cost
+        self.attack = attack
+        self.defense = defense
+        self.keywords = keywords
+        self.my_health = my_health
+        self.opp_health = opp_health
+        self.draw = draw
+        self.area = area
+
+
+class Card(_CardFields):
+    """A card as printed: immutable and shared between states."""
+
+    __slots__ = ()
+
     base_id: int
     type: int
     cost: int
@@ -89,8 +125,8 @@ class Card:
     draw: int
     area: int
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         base_id: int,
         type: int,
         cost: int,
@@ -100,19 +136,14 @@ class Card:
         my_health: int = 0,
         opp_health: int = 0,
         draw: int = 0,
-        area: int = Area.TARGET,
-    ) -> None:
-        set_ = object.__setattr__
-        set_(self, "base_id", base_id)
-        set_(self, "type", int(type))
-        set_(self, "cost", cost)
-        set_(self, "attack", attack)
-        set_(self, "defense", defense)
-        set_(self, "keywords", keywords)
-        set_(self, "my_health", my_health)
-        set_(self, "opp_health", opp_health)
-        set_(self, "draw", draw)
-        set_(self, "area", int(area))
+        area: int = 0,
+    ) -> Card:
+        card = _CardBuilder(
+            base_id, int(type), cost, attack, defense, keywords, my_health, opp_health, draw,
+            int(area),
+        )  # fmt: skip
+        card.__class__ = cls  # same slot layout: freezing costs one store
+        return card  # type: ignore[return-value]
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Card is immutable")
@@ -285,24 +316,34 @@ assert all(entry[2:] == (_KEYWORD_MULT, _KEYWORD_ADD) for entry in _KEYWORD_PROP
 
 
 def _order_swaps(seed: int, count: int) -> list[tuple[int, int, int, int]]:
-    """``Collections.shuffle`` of a 5-list, ``count`` times: the j of each of the 4 swaps."""
+    """``Collections.shuffle`` of a 5-list, ``count`` times: the j of each of the 4 swaps.
+
+    ``nextInt(5)``, ``nextInt(4)``, ``nextInt(3)``, ``nextInt(2)`` unrolled; for a
+    power-of-two bound the result is the top bits of ``next(31)``.
+    """
     state = (seed ^ MULTIPLIER) & MASK
     out = []
+    limit = 1 << 31
     for _ in range(count):
-        swaps = []
-        for bound in (5, 4, 3, 2):
-            while True:
-                state = (state * MULTIPLIER + ADDEND) & MASK
-                u = state >> 17
-                if bound & (bound - 1) == 0:
-                    swaps.append((bound * u) >> 31)
-                    break
-                r = u % bound
-                if u - r + bound - 1 < 1 << 31:
-                    swaps.append(r)
-                    break
-        out.append(tuple(swaps))
-    return out  # type: ignore[return-value]
+        state = (state * MULTIPLIER + ADDEND) & MASK
+        u = state >> 17
+        j5 = u % 5
+        while u - j5 + 4 >= limit:
+            state = (state * MULTIPLIER + ADDEND) & MASK
+            u = state >> 17
+            j5 = u % 5
+        state = (state * MULTIPLIER + ADDEND) & MASK
+        j4 = state >> 46
+        state = (state * MULTIPLIER + ADDEND) & MASK
+        u = state >> 17
+        j3 = u % 3
+        while u - j3 + 2 >= limit:
+            state = (state * MULTIPLIER + ADDEND) & MASK
+            u = state >> 17
+            j3 = u % 3
+        state = (state * MULTIPLIER + ADDEND) & MASK
+        out.append((j5, j4, j3, state >> 47))
+    return out
 
 
 def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tuple[Card, ...]:
@@ -321,12 +362,14 @@ def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tup
     keyword_counts = _doubles(seeds[4], count)
     keyword_rng = JavaRandom(seeds[5])
     # One draw per card for each of these tables, whether or not the property is kept.
-    prop_draws = {
-        _AREA: (_doubles(seeds[2], count), _AREA_TABLE),
-        _DRAW: (_doubles(seeds[6], count), _DRAW_TABLE),
-        _MY_HEALTH: (_doubles(seeds[7], count), _MY_HEALTH_TABLE),
-        _OPP_HEALTH: (_doubles(seeds[8], count), _OPP_HEALTH_TABLE),
-    }
+    # The shuffled property order holds (slot, draws, table); table None = keywords.
+    order: list[tuple[int, list[float], _IntTable | None]] = [
+        (_AREA, _doubles(seeds[2], count), _AREA_TABLE),
+        (_KEYWORDS, [], None),
+        (_DRAW, _doubles(seeds[6], count), _DRAW_TABLE),
+        (_MY_HEALTH, _doubles(seeds[7], count), _MY_HEALTH_TABLE),
+        (_OPP_HEALTH, _doubles(seeds[8], count), _OPP_HEALTH_TABLE),
+    ]
     attacks = _doubles(seeds[9], count)
     defenses = _doubles(seeds[10], count)
     keyword_doubles: list[float] = []
@@ -337,47 +380,51 @@ def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tup
     count_bounds, count_entries = _KEYWORD_COUNT_TABLE.bounds, _KEYWORD_COUNT_TABLE.entries
     count_total = _KEYWORD_COUNT_TABLE.total
     blue = CardType.BLUE_ITEM
+    pick_type, pick_mana = _TYPE_TABLE.pick, _MANA_TABLE.pick
 
-    order = [_AREA, _KEYWORDS, _DRAW, _MY_HEALTH, _OPP_HEALTH]
     drafts: list[tuple[int, int, int, int, int, int, int, int, int]] = []
     for i in range(count):
-        card_type = _TYPE_TABLE.pick(types[i])
-        mana = _MANA_TABLE.pick(manas[i])
+        card_type = pick_type(types[i])
+        mana = pick_mana(manas[i])
         budget = float(mana)
         chosen = [Area.TARGET, 0, 0, 0, 0]  # indexed by property slot; [_KEYWORDS] = bits
-        for size, j in zip((5, 4, 3, 2), swaps[i], strict=True):
-            order[size - 1], order[j] = order[j], order[size - 1]
-        for prop in order:
-            if prop == _KEYWORDS:
-                if card_type == blue:
-                    continue
-                u = keyword_counts[keyword_count_index]
-                keyword_count_index += 1
-                keywords = 0
-                for _k in range(count_entries[bisect_left(count_bounds, u * count_total)][0]):
-                    if keyword_index == len(keyword_doubles):
-                        keyword_doubles += _next_doubles(keyword_rng, _KEYWORD_CHUNK)
-                    allowed = [bit for bit in _KEYWORD_BITS_IN_ORDER if not bit & keywords]
-                    # All keyword weights are 1: the loop stops at the first k with x <= k + 1.
-                    x = keyword_doubles[keyword_index] * len(allowed)
-                    keyword_index += 1
-                    spent = budget * _KEYWORD_MULT - _KEYWORD_ADD
-                    if spent < 0:
-                        # The official builder undoes the cost arithmetically, rounding and all.
-                        budget = (spent + _KEYWORD_ADD) / _KEYWORD_MULT
-                        break
+        j5, j4, j3, j2 = swaps[i]  # Collections.shuffle: swap(i - 1, j) for i = 5..2
+        order[4], order[j5] = order[j5], order[4]
+        order[3], order[j4] = order[j4], order[3]
+        order[2], order[j3] = order[j3], order[2]
+        order[1], order[j2] = order[j2], order[1]
+        for slot, draws, table in order:
+            if table is not None:
+                value, _w, mult, add = table.entries[
+                    bisect_left(table.bounds, draws[i] * table.total)
+                ]
+                spent = budget * mult - add
+                if spent < 0:
+                    # The official builder undoes the cost arithmetically, rounding and all.
+                    budget = (spent + add) / mult
+                else:
                     budget = spent
-                    keywords |= allowed[max(0, ceil(x) - 1)]
-                chosen[_KEYWORDS] = keywords
+                    chosen[slot] = value
                 continue
-            draws, table = prop_draws[prop]
-            value, _w, mult, add = table.entries[bisect_left(table.bounds, draws[i] * table.total)]
-            spent = budget * mult - add
-            if spent < 0:
-                budget = (spent + add) / mult
+            if card_type == blue:
                 continue
-            budget = spent
-            chosen[prop] = value
+            u = keyword_counts[keyword_count_index]
+            keyword_count_index += 1
+            keywords = 0
+            for _k in range(count_entries[bisect_left(count_bounds, u * count_total)][0]):
+                if keyword_index == len(keyword_doubles):
+                    keyword_doubles += _next_doubles(keyword_rng, _KEYWORD_CHUNK)
+                allowed = [bit for bit in _KEYWORD_BITS_IN_ORDER if not bit & keywords]
+                # All keyword weights are 1: the loop stops at the first k with x <= k + 1.
+                x = keyword_doubles[keyword_index] * len(allowed)
+                keyword_index += 1
+                spent = budget * _KEYWORD_MULT - _KEYWORD_ADD
+                if spent < 0:
+                    budget = (spent + _KEYWORD_ADD) / _KEYWORD_MULT
+                    break
+                budget = spent
+                keywords |= allowed[max(0, ceil(x) - 1)]
+            chosen[_KEYWORDS] = keywords
         attack = int(budget + (attacks[i] * _BONUS_STD + _BONUS_MEAN))
         defense = int(budget + (defenses[i] * _BONUS_STD + _BONUS_MEAN))
         if card_type == CardType.CREATURE:

@@ -33,9 +33,11 @@ def draft_triples(params: GameParameters, league: int = 4) -> tuple[DraftTriple,
     next_int = rng.next_int
     size = min(DRAFT_POOL_SIZE, len(allowed))
     pool: list[int] = []
+    seen: set[int] = set()
     while len(pool) < size:
         index = next_int(len(allowed))
-        if index not in pool:
+        if index not in seen:
+            seen.add(index)
             pool.append(index)
     triples = []
     for _ in range(DECK_SIZE):

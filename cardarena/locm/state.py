@@ -114,6 +114,8 @@ class Action(NamedTuple):
 
 
 PASS = Action(ActionType.PASS)
+_DECK_BUILDING, _BATTLE, _ENDED = Phase.DECK_BUILDING, Phase.BATTLE, Phase.ENDED
+_PASS_TYPE, _PICK, _CHOOSE = ActionType.PASS, ActionType.PICK, ActionType.CHOOSE
 _new_action = tuple.__new__
 """``_new_action(Action, (type, id, target))`` skips NamedTuple's Python-level __new__."""
 _PICK_ACTIONS = tuple(Action(ActionType.PICK, index) for index in range(3))
@@ -326,14 +328,14 @@ class State:
     @property
     def current_player(self) -> int:
         """The player to act: in deck building the one with fewer choices (P0 first)."""
-        if self.phase == Phase.DECK_BUILDING:
+        if self.phase is _DECK_BUILDING:
             p0, p1 = self.players
             return 1 if len(p1.chosen) < len(p0.chosen) else 0
         return self.active
 
     @property
     def is_terminal(self) -> bool:
-        return self.phase == Phase.ENDED
+        return self.phase is _ENDED
 
     @property
     def draft_turn(self) -> int:
@@ -371,9 +373,10 @@ class State:
 
     def legal_actions(self) -> list[Action]:
         """Every legal action of the player to act, in a fixed order; [] once ended."""
-        if self.phase == Phase.BATTLE:
+        phase = self.phase
+        if phase is _BATTLE:
             return self._battle_actions()
-        if self.phase == Phase.DECK_BUILDING:
+        if phase is _DECK_BUILDING:
             if self.rules.draft:
                 return list(_PICK_ACTIONS)
             player = self.players[self.current_player]
@@ -404,30 +407,31 @@ class State:
 
     def apply(self, action: Action) -> None:
         """Apply one action of :attr:`current_player`; raise IllegalActionError if illegal."""
-        if not isinstance(action, Action):
+        if type(action) is not Action and not isinstance(action, Action):
             raise TypeError(f"expected an Action, got {type(action).__name__}")
-        if self.phase == Phase.ENDED:
-            raise IllegalActionError(f"the game has ended; cannot apply {action}")
-        if self.phase == Phase.DECK_BUILDING:
-            player = self.current_player
-            if not self.is_legal(action):
-                raise IllegalActionError(
-                    f"{action} is not a legal deck-building action for player {player} "
-                    f"in LOCM {self.version}"
-                )
-            if action.type == ActionType.PICK:
-                self.add_choice(player, self.draft[len(self.players[player].chosen)][action.id])
+        phase = self.phase
+        if phase is _BATTLE:
+            if action.type is _PASS_TYPE or action.type == _PASS_TYPE:
+                self.start_turn()
+            elif self._battle_legal(action):
+                self.execute(action)
             else:
-                self.add_choice(player, self.pool_by_id[action.id])
+                raise IllegalActionError(
+                    f"{action} is not legal for player {self.active} at turn {self.turn}"
+                )
             return
-        if action.type == ActionType.PASS:
-            self.end_turn()
-            return
-        if not self._battle_legal(action):
+        if phase is _ENDED:
+            raise IllegalActionError(f"the game has ended; cannot apply {action}")
+        player = self.current_player
+        if not self.is_legal(action):
             raise IllegalActionError(
-                f"{action} is not legal for player {self.active} at turn {self.turn}"
+                f"{action} is not a legal deck-building action for player {player} "
+                f"in LOCM {self.version}"
             )
-        self.execute(action)
+        if action.type == _PICK:
+            self.add_choice(player, self.draft[len(self.players[player].chosen)][action.id])
+        else:
+            self.add_choice(player, self.pool_by_id[action.id])
 
     # --- deck building -----------------------------------------------------------
 
@@ -474,53 +478,64 @@ class State:
     # --- battle: legality ----------------------------------------------------------
 
     def _battle_actions(self) -> list[Action]:
-        me, opp = self.players[self.active], self.players[1 - self.active]
+        active = self.active
+        me = self.players[active]
+        opp = self.players[1 - active]
         actions = [PASS]
         append = actions.append
-        mana = me.mana
-        rules = self.rules
         my_board = me.board
         opp_board = opp.board
-        summonable = [
-            inst.id for inst in me.hand if inst.card.type == _CREATURE and inst.card.cost <= mana
-        ]
-        if summonable:
-            if rules.has_lanes:
+        if me.hand:
+            mana = me.mana
+            summonable: list[int] = []
+            items: list[CardInstance] = []
+            for inst in me.hand:
+                card = inst.card
+                if card.cost <= mana:
+                    if card.type == _CREATURE:
+                        summonable.append(inst.id)
+                    else:
+                        items.append(inst)
+            if summonable:
+                rules = self.rules
                 capacity = rules.lane_capacity
-                left = 0
-                for creature in my_board:
-                    if creature.lane == 0:
-                        left += 1
-                if left < capacity:
+                if rules.has_lanes:
+                    left = 0
+                    for creature in my_board:
+                        if creature.lane == 0:
+                            left += 1
+                    if left < capacity:
+                        for card_id in summonable:
+                            append(_new_action(Action, (_SUMMON, card_id, 0)))
+                    if len(my_board) - left < capacity:
+                        for card_id in summonable:
+                            append(_new_action(Action, (_SUMMON, card_id, 1)))
+                elif len(my_board) < capacity:
                     for card_id in summonable:
-                        append(_new_action(Action, (_SUMMON, card_id, 0)))
-                if len(my_board) - left < capacity:
-                    for card_id in summonable:
-                        append(_new_action(Action, (_SUMMON, card_id, 1)))
-            elif len(my_board) < rules.lane_capacity:
-                for card_id in summonable:
-                    append(_new_action(Action, (_SUMMON, card_id, -1)))
+                        append(_new_action(Action, (_SUMMON, card_id, -1)))
+        else:
+            items = []
         lanes: list[list[int]] | None = None
         for creature in my_board:
             if not creature.can_attack:
                 continue
             if lanes is None:
                 # Per lane: the Guard ids if any, else the face (-1) and every creature.
-                open_targets: list[list[int]] = [[-1], [-1]]
+                lanes = [[-1], [-1]]
                 guards: list[list[int]] = [[], []]
                 for c in opp_board:
-                    open_targets[c.lane].append(c.id)
+                    lanes[c.lane].append(c.id)
                     if c.keywords & GUARD:
                         guards[c.lane].append(c.id)
-                lanes = [guards[lane] or open_targets[lane] for lane in (0, 1)]
+                if guards[0]:
+                    lanes[0] = guards[0]
+                if guards[1]:
+                    lanes[1] = guards[1]
             attacker = creature.id
             for target in lanes[creature.lane]:
                 append(_new_action(Action, (_ATTACK, attacker, target)))
-        for inst in me.hand:
-            card = inst.card
-            kind = card.type
-            if kind == _CREATURE or card.cost > mana:
-                continue
+        for inst in items:
+            kind = inst.card.type
             item = inst.id
             if kind == _GREEN:
                 for c in my_board:
@@ -616,11 +631,14 @@ class State:
             my_delta = copies * card.my_health
             opp_delta = copies * card.opp_health
             draw_delta = copies * card.draw
-        self._modify_health(me, my_delta)
-        self._modify_health(opp, opp_delta)
+        if my_delta:  # a zero delta changes nothing (no rune, no bonus draw)
+            self._modify_health(me, my_delta)
+        if opp_delta:
+            self._modify_health(opp, opp_delta)
         me.next_turn_draw += draw_delta
         me.performed.append((base_id, action))
-        self._check_winner()
+        if me.health <= 0 or opp.health <= 0:
+            self._check_winner()
 
     def _summon(self, me: Player, inst: CardInstance, lane: int) -> int:
         card = inst.card
