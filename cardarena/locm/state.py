@@ -319,6 +319,43 @@ class State:
         state.end_reason = EndReason.NONE
         return state
 
+    @classmethod
+    def new_battle(cls, version: str | RuleSet = "1.5") -> State:
+        """An empty battle (no cards anywhere), for positions built by hand or from text.
+
+        Its parameters are all-zero seeds: such a state cannot be replayed from them.
+        """
+        rules = ruleset(version)
+        state = cls.__new__(cls)
+        state.rules = rules
+        state.params = resolve_parameters(rules, {"seed": 0})
+        state.league = 4
+        state.draft = ()
+        state.pool = ()
+        state.pool_actions = ()
+        state.pool_by_id = {}
+        state.players = (Player(0, rules), Player(1, rules))
+        state.phase = _BATTLE
+        state.active = 0
+        state.turn = 0
+        state.winner = None
+        state.end_reason = EndReason.NONE
+        return state
+
+    @classmethod
+    def from_input(
+        cls,
+        version: str,
+        text: str,
+        player: int,
+        player_turn: int = 0,
+        my_deck: Sequence[Card] | None = None,
+    ) -> State:
+        """Rebuild a battle state from the text ``player`` received (see observation.py)."""
+        from .observation import state_from_input
+
+        return state_from_input(version, text, player, player_turn, my_deck)
+
     # --- the research API --------------------------------------------------------
 
     @property
