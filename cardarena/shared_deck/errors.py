@@ -43,8 +43,11 @@ class GameError(Exception):
     """A refused command; carries the code the server answers with."""
 
     def __init__(self, code: ErrorCode) -> None:
-        super().__init__(f"{code.value} {code.name}")
+        super().__init__(code)  # the text is made only if printed: refusals are frequent
         self.code = code
+
+    def __str__(self) -> str:
+        return f"{self.code.value} {self.code.name}"
 
     @property
     def line(self) -> str:

@@ -328,6 +328,19 @@ class Connection(asyncio.Protocol):
         )
 
     def data_received(self, data: bytes) -> None:
+        if (
+            not self.buffer
+            and not self.held
+            and not self.discarding
+            and self.stage == _READY
+            and data.find(b"\n") == len(data) - 1
+            and len(data) <= MAX_LINE_BYTES
+        ):
+            # The usual case, one whole short command: answer it without buffering.
+            assert self.transport is not None
+            line = data[:-2] if data.endswith(b"\r\n") else data[:-1]
+            self.transport.write(self._answer(line).encode())
+            return
         self.buffer += data
         if not self.held:
             self._process()
@@ -416,7 +429,7 @@ class Connection(asyncio.Protocol):
         elif self.reading_paused:
             self._update_reading()
 
-    def _answer(self, line: bytearray) -> str:
+    def _answer(self, line: bytes | bytearray) -> str:
         if self.stage == _READY:
             assert self.budget is not None
             if line.strip() == b"WAIT":
