@@ -1,18 +1,39 @@
-"""The ``locm`` command line."""
+"""The ``locm`` command line: ``play`` (a drop-in for the official referee jar),
+``replay``, ``generate`` and ``demo``."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from .agents import RandomAgent
+from .cards import ABILITIES_TEXT, generate_cards
 from .javarandom import JavaRandom
-from .params import ParameterError, random_seed
+from .params import ParameterError, parse_parameter_string, random_seed, resolve_parameters
+from .players import StartError
+from .referee import RefereeTerminated, TimeControl, play_game
+from .replay import ReplayError, load_log, replay_lines
 from .rules import DEFAULT_VERSION, VERSIONS
 from .state import State
 
 USAGE_ERROR = 2
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
+GENERATE_COLUMNS = ("Id", "Type", "Cost", "Att", "Def", "Keywords", "MyHP", "OppHP", "Draw", "Area")
+
+
+class UsageError(Exception):
+    """Bad command-line input: reported on one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but its errors are one line (no usage dump) like all our usage errors."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
 
 
 def _seed(text: str) -> int:
@@ -48,12 +69,116 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_play(args: argparse.Namespace) -> int:
+    if args.league is not None and args.version != "1.0":
+        raise UsageError("--league only applies to --version 1.0 (it selects the draft pool)")
+    params = resolve_parameters(args.version, parse_parameter_string(args.d or ""))
+    if args.logs:
+        try:  # fail now, not after the game; append mode keeps an existing file intact
+            open(args.logs, "a", encoding="utf-8").close()
+        except OSError as error:
+            raise UsageError(f"cannot write the log {args.logs}: {error.strerror}") from None
+    outcome = play_game(
+        args.p1,
+        args.p2,
+        version=args.version,
+        params=params,
+        league=4 if args.league is None else args.league,
+        time_control=TimeControl(args.time_scale, not args.no_time_limit),
+    )
+    if args.logs:
+        with open(args.logs, "w", encoding="utf-8") as log:
+            log.write(json.dumps(outcome.log, ensure_ascii=False) + "\n")
+    scores = outcome.scores
+    # An aborted run has no scores: the official command line prints "null" then.
+    print("null" if scores is None else scores[0])
+    print("null" if scores is None else scores[1])
+    for line in outcome.parameter_lines:
+        print(line)
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    for line in replay_lines(load_log(args.log), args.version, args.league):
+        print(line)
+    return 0
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    seed = args.seed if args.seed is not None else random_seed()
+    print(("%7s" * 5 + "%10s" + "%7s" * 4) % GENERATE_COLUMNS)
+    print("=" * 76)
+    for card in generate_cards(seed, args.n):
+        row = (card.base_id, card.type, card.cost, card.attack, card.defense)
+        tail = (card.my_health, card.opp_health, card.draw, card.area)
+        print(("%7s" * 5 + "%10s" + "%7s" * 4) % (*row, ABILITIES_TEXT[card.keywords], *tail))
+    print(f"cardGenSeed={seed}", file=sys.stderr)
+    return 0
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
+    play = commands.add_parser(
+        "play",
+        help="play one game between two bots (commands or builtin:<agent>), like the "
+        "official referee jar's play",
+        description="Play one game. Prints player 0's score, player 1's score (1 win, 0 loss, "
+        "-1 error), then the game parameters used, one key=value per line (replay with -d).",
+    )
+    play.add_argument("-p1", required=True, metavar="CMD", help="player 0: a shell command or "
+                      "builtin:random")  # fmt: skip
+    play.add_argument("-p2", required=True, metavar="CMD", help="player 1: same")
+    play.add_argument("-d", metavar="PARAMS", help='game parameters, "key=value key=value ..."')
+    play.add_argument("-l", "--logs", metavar="FILE", help="write the GameResult JSON log here")
+    play.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
+    play.add_argument("--league", type=_count, help="1.0 only: league level of the draft pool "
+                      "(default 4: all cards; the official 1.0 runs at 1 locally)")  # fmt: skip
+    play.add_argument("--time-scale", type=_positive_float, default=1.0, metavar="X",
+                      help="multiply every time limit by X")  # fmt: skip
+    play.add_argument("--no-time-limit", action="store_true", help="wait for answers forever")
+    play.set_defaults(run=_cmd_play)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="locm",
         description="Legends of Code and Magic 1.0/1.2/1.5, faithful to the official referees.",
     )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_play(commands)
+    replay = commands.add_parser("replay", help="print a logged game turn by turn")
+    replay.add_argument("log", help="a GameResult JSON log (locm play -l, or the official jar)")
+    replay.add_argument("--version", choices=VERSIONS, help="override the log's version")
+    replay.add_argument("--league", type=_count, help="override the log's 1.0 league")
+    replay.set_defaults(run=_cmd_replay)
+    generate = commands.add_parser(
+        "generate",
+        help="print a 1.5 card set, like the official jar's generate",
+        description="Print the cards of a 1.5 card set in the jar's table format, sorted by "
+        "cost as a game numbers them (-n 120 --seed S shows the pool of cardGenSeed=S).",
+    )
+    generate.add_argument("-n", type=_count, default=80, help="number of cards (default 80)")
+    generate.add_argument("--seed", type=_seed, help="cardGenSeed (default: random)")
+    generate.set_defaults(run=_cmd_generate)
     demo = commands.add_parser(
         "demo", help="play one full game between two built-in random agents and print it"
     )
@@ -65,15 +190,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if getattr(args, "run", None) is None:
-        parser.print_help()
-        return USAGE_ERROR
     try:
+        args = parser.parse_args(argv)
+        if getattr(args, "run", None) is None:
+            parser.print_help()
+            return USAGE_ERROR
         return int(args.run(args))
-    except (ParameterError, ValueError) as error:
+    except (UsageError, ParameterError, StartError, ReplayError, ValueError) as error:
         print(f"locm: error: {error}", file=sys.stderr)
         return USAGE_ERROR
+    except KeyboardInterrupt:
+        print("locm: interrupted; the bots were stopped", file=sys.stderr)
+        return EXIT_SIGINT
+    except RefereeTerminated:
+        print("locm: terminated; the bots were stopped", file=sys.stderr)
+        return EXIT_SIGTERM
+    except BrokenPipeError:  # e.g. locm replay log.json | head
+        sys.stderr.close()
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,7 @@
+"""``python -m cardarena.locm ...``: the ``locm`` command without the installed script."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,335 @@
+"""The players a referee talks to: bot processes and built-in agents, behind one interface.
+
+A :class:`Player` is sent one request at a time and gives back one line (or
+``None``: no complete line in time, the bot exited, or the line was too long).
+:class:`ProcessPlayer` runs any program over stdin/stdout and reproduces the
+official runner's line reading byte for byte; :class:`InProcessPlayer` plays a
+built-in :class:`~cardarena.locm.agents.Agent` on the referee's own state, so
+that a user can test a bot against ours without writing a second bot.
+
+Everything here runs on one asyncio event loop (the referee's): reads wait with
+deadlines instead of threads, and stderr is drained by a background task so a
+chatty bot can never block on a full pipe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+from typing import Protocol
+
+from .agents import Agent
+from .rules import DECK_SIZE, MAX_ANSWER_BYTES
+from .state import PASS, ActionType, Phase, State
+
+STDERR_BYTES_PER_ROUND = 4096
+"""The SDK runner logs at most this many bytes of a bot's stderr per execution."""
+TERMINATE_GRACE_S = 1.0
+"""How long a bot may take to exit after SIGTERM before its process group is killed."""
+_READ_CHUNK = MAX_ANSWER_BYTES
+
+
+class Player(Protocol):
+    """One side of a game, whatever runs it.
+
+    ``send`` starts the player's clock on one input; ``receive`` returns its
+    answer line without the terminator, or ``None`` if no complete line came
+    before ``timeout_s`` (``None`` = no limit) after that send. The two are
+    separate because in deck building both players get their input before
+    either answer is read.
+    """
+
+    name: str
+
+    async def start(self) -> None: ...
+
+    async def send(self, text: str, state: State, player: int) -> None: ...
+
+    async def receive(self, timeout_s: float | None) -> str | None: ...
+
+    def take_stderr(self) -> str | None:
+        """The player's stderr since the last call (bounded), or None if it wrote nothing."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class StartError(RuntimeError):
+    """A bot command could not be started."""
+
+
+_SHELL_WORDS = frozenset(
+    ("exec", "cd", ".", "source", "eval", "export", "set", "ulimit", "umask", "command",
+     "builtin", "time", "nice", "if", "for", "while", "until", "case", "{", "(", "!", "[[")
+)  # fmt: skip
+_SHELL_SYNTAX = set("$`*?;&|<>(){}~")
+
+
+def check_command(command: str) -> bool:
+    """Refuse a command whose program does not exist or cannot run, before starting it.
+
+    Commands go through the shell, so a command with shell syntax is left for the
+    shell to judge (a failure then shows at the first request). True if the command
+    is simple (a program and its arguments), so that the shell can ``exec`` it.
+    """
+    try:
+        words = shlex.split(command)
+    except ValueError as error:
+        raise StartError(f"cannot parse bot command {command!r}: {error}") from None
+    if not words:
+        raise StartError("empty bot command")
+    program = words[0]
+    if "=" in program or program in _SHELL_WORDS or _SHELL_SYNTAX & set(program):
+        return False
+    if shutil.which(program) is not None:
+        return not _SHELL_SYNTAX & set(command)
+    if "/" in program and os.path.exists(program):
+        problem = "is a directory" if os.path.isdir(program) else "is not executable"
+        raise StartError(f"bot program {program!r} {problem} (in command {command!r})")
+    raise StartError(f"bot program {program!r} not found (in command {command!r})")
+
+
+class LineSplitter:
+    """The official runner's line reading, over a byte stream.
+
+    ``\\n``, ``\\r`` and ``\\r\\n`` end a line; the ``\\n`` of a ``\\r\\n`` is
+    swallowed even when it arrives in a later read or a later turn; extra lines
+    wait for the next turn; a line that has no terminator within its first
+    ``MAX_ANSWER_BYTES`` bytes can never complete (the runner's buffer is full).
+    """
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self._after_cr = False
+
+    def feed(self, chunk: bytes) -> None:
+        self._data += chunk
+
+    def pop_line(self) -> bytes | None:
+        """The next complete line, or None if there is none yet."""
+        data = self._data
+        if self._after_cr and data:
+            self._after_cr = False
+            if data[0] == 0x0A:
+                del data[0]
+        window = data[:MAX_ANSWER_BYTES]
+        ends = [i for i in (window.find(b"\n"), window.find(b"\r")) if i >= 0]
+        if not ends:
+            return None
+        end = min(ends)
+        line = bytes(data[:end])
+        self._after_cr = data[end] == 0x0D
+        del data[: end + 1]
+        return line
+
+    @property
+    def overflowed(self) -> bool:
+        """True if the pending line can never complete within the runner's buffer."""
+        return len(self._data) >= MAX_ANSWER_BYTES
+
+
+class ProcessPlayer:
+    """A bot program, started through the shell in its own process group."""
+
+    def __init__(self, command: str, name: str | None = None) -> None:
+        self.command = command
+        self.name = name or command
+        self._process: asyncio.subprocess.Process | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
+        self._stderr = bytearray()
+        self._stderr_seen = False
+        self._lines = LineSplitter()
+        self._eof = False
+        self._answered = False
+        self._sent_at = 0.0
+        self._pgid: int | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    async def start(self) -> None:
+        command = self.command
+        if check_command(command):
+            command = "exec " + command  # no shell process left in between
+        try:
+            self._process = await asyncio.create_subprocess_shell(
+                command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,  # its own process group: killed as a whole
+            )
+        except OSError as error:
+            raise StartError(f"cannot start {self.command!r}: {error.strerror}") from None
+        self._pgid = self._process.pid
+        self._stderr_task = asyncio.create_task(self._drain_stderr())
+
+    async def _drain_stderr(self) -> None:
+        """Read stderr continuously; keep only what one round of the log may hold."""
+        assert self._process is not None and self._process.stderr is not None
+        stream = self._process.stderr
+        while chunk := await stream.read(65536):
+            self._stderr_seen = True
+            room = STDERR_BYTES_PER_ROUND - len(self._stderr)
+            if room > 0:
+                self._stderr += chunk[:room]
+
+    def take_stderr(self) -> str | None:
+        if not self._stderr_seen:
+            return None
+        text = self._stderr.decode("utf-8", "replace")
+        self._stderr.clear()
+        self._stderr_seen = False
+        return text
+
+    async def send(self, text: str, state: State, player: int) -> None:
+        process = self._process
+        assert process is not None and process.stdin is not None
+        self._sent_at = asyncio.get_running_loop().time()
+        if process.stdin.is_closing():
+            return
+        # No drain(): a bot that never reads must not block the referee; the
+        # transport buffers what the pipe does not take (a game is a few hundred KB).
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
+            process.stdin.write(text.encode("utf-8"))
+
+    async def receive(self, timeout_s: float | None) -> str | None:
+        process = self._process
+        assert process is not None and process.stdout is not None
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout_s is None else self._sent_at + timeout_s
+        while True:
+            line = self._lines.pop_line()
+            if line is not None:
+                return line.decode("utf-8", "replace")
+            if self._lines.overflowed or self._eof:
+                if self._eof:
+                    await self._settle_stderr()
+                return None
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                return None
+            try:
+                chunk = await asyncio.wait_for(process.stdout.read(_READ_CHUNK), remaining)
+            except TimeoutError:
+                return None
+            self._eof = not chunk
+            self._answered = self._answered or bool(chunk)
+            self._lines.feed(chunk)
+
+    async def _settle_stderr(self) -> None:
+        """After a crash, give its last words a moment to reach the log."""
+        if self._stderr_task is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._stderr_task), 0.5)
+
+    async def startup_failure(self) -> str | None:
+        """Why the bot never played, if it exited with an error before writing anything.
+
+        Asked after its first request got no line: a command that cannot run (exit
+        status 126/127 from the shell) or that fails at once is a usage error, not a
+        game result.
+        """
+        process = self._process
+        if process is None or not self._eof or self._answered:
+            return None
+        try:
+            status = await asyncio.wait_for(process.wait(), TERMINATE_GRACE_S)
+        except TimeoutError:
+            return None
+        if status == 0:
+            return None
+        lines = bytes(self._stderr).decode("utf-8", "replace").strip().splitlines()
+        tail = f": {lines[-1].strip()}" if lines else ""
+        return f"exited with status {status} before its first answer{tail}"
+
+    async def close(self) -> None:
+        """Terminate the whole process group (SIGTERM, then SIGKILL) and reap it."""
+        process = self._process
+        if process is None:
+            return
+        if process.stdin is not None:
+            process.stdin.close()
+        _signal_group(process.pid, signal.SIGTERM)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), TERMINATE_GRACE_S)
+        # Whatever is left in the group: children that ignore SIGTERM, a stuck leader.
+        _signal_group(process.pid, signal.SIGKILL)
+        await process.wait()
+        self._process = None
+        self._pgid = None
+        if self._stderr_task is not None:
+            try:
+                await asyncio.wait_for(self._stderr_task, TERMINATE_GRACE_S)
+            except (TimeoutError, asyncio.CancelledError):
+                self._stderr_task.cancel()
+
+    def kill_now(self) -> None:
+        """Last resort when the event loop is gone (a second Ctrl-C): SIGKILL the group."""
+        if self._pgid is not None:
+            _signal_group(self._pgid, signal.SIGKILL)
+            self._pgid = None
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+class InProcessPlayer:
+    """A built-in agent playing through the player interface, on the referee's state.
+
+    It plays whole turns: in battle it applies its actions to a clone until it
+    picks PASS and answers them as one ``;``-separated line; in deck building it
+    answers ``PICK i`` (1.0/1.2) or 30 ``CHOOSE id`` (1.5). It is trusted to be
+    quick: its time is not limited.
+    """
+
+    def __init__(self, agent: Agent, name: str | None = None) -> None:
+        self.agent = agent
+        self.name = name or f"builtin:{agent.name}"
+        self._answer: str | None = None
+
+    async def start(self) -> None:
+        return None
+
+    async def send(self, text: str, state: State, player: int) -> None:
+        self._answer = self._play(state, player)
+
+    async def receive(self, timeout_s: float | None) -> str | None:
+        return self._answer
+
+    def take_stderr(self) -> str | None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    def _play(self, state: State, player: int) -> str:
+        game = state.clone()
+        picks: list[str] = []
+        if game.phase == Phase.DECK_BUILDING:
+            # Deck building is simultaneous, but a State takes choices in turn: the
+            # other player's turns are filled with placeholder choices on the clone
+            # (the real choices of the opponent are never shown, so this hides nothing).
+            wanted = 1 if game.rules.draft else DECK_SIZE
+            while len(picks) < wanted and game.phase == Phase.DECK_BUILDING:
+                if game.current_player != player:
+                    game.apply(game.legal_actions()[0])
+                    continue
+                action = self.agent.act(game)
+                picks.append(str(action))
+                game.apply(action)
+            return ";".join(picks)
+        while game.phase == Phase.BATTLE and game.active == player:
+            action = self.agent.act(game)
+            if action.type == ActionType.PASS:
+                break
+            picks.append(str(action))
+            game.apply(action)
+        return ";".join(picks) if picks else str(PASS)

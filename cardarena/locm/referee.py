@@ -1,0 +1,277 @@
+"""The referee: runs one LOCM game between two players and writes its GameResult log.
+
+It is a thin loop around :class:`~cardarena.locm.protocol.ProtocolGame` (which
+knows the protocol, the errors and the SDK quirks): send each request's input,
+read one line per request within its time limit, answer, record the frames.
+Players are bot processes or built-in agents behind one interface
+(:mod:`cardarena.locm.players`); whatever happens — end of game, timeout, crash,
+exception, Ctrl-C, SIGTERM — every bot process group is terminated before the
+referee returns.
+
+>>> outcome = play_game("builtin:random", "builtin:random", version="1.2", params={"seed": 1})
+>>> outcome.scores in ((1, 0), (0, 1))
+True
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .agents import make_agent
+from .gameresult import (
+    FAIL_CAUSES,
+    Execution,
+    GameResultRecorder,
+    error_message,
+    parameter_lines,
+    success_message,
+)
+from .javarandom import JavaRandom
+from .params import GameParameters, resolve_parameters
+from .players import InProcessPlayer, Player, ProcessPlayer, StartError
+from .protocol import ProtocolGame, Request
+from .rules import DEFAULT_VERSION
+from .state import EndReason
+
+BUILTIN_PREFIX = "builtin:"
+
+
+class RefereeTerminated(Exception):
+    """The referee received SIGTERM; the bots have been terminated."""
+
+
+class BotStartError(StartError):
+    """A bot could not be started or exited before playing: a usage error."""
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """The official per-answer limits, scaled (slow machines, debugging) or switched off."""
+
+    scale: float = 1.0
+    enabled: bool = True
+
+    def seconds(self, limit_ms: int) -> float | None:
+        return limit_ms * self.scale / 1000 if self.enabled else None
+
+
+@dataclass(frozen=True)
+class GameOutcome:
+    """What a game produced: the result, the parameters to replay it, the log."""
+
+    version: str
+    scores: tuple[int, int] | None
+    """None when the official runner would have aborted with no result."""
+    winner: int | None
+    end_reason: EndReason
+    error_player: int | None
+    parameters: dict[str, str]
+    parameter_lines: list[str]
+    """``key=value`` lines in the order the official command line prints them."""
+    summaries: list[str]
+    log: dict[str, Any]
+    """The GameResult JSON object."""
+
+
+def make_player(spec: str, seed: int | None = None) -> Player:
+    """``builtin:<agent>`` plays in-process; anything else is a shell command."""
+    if spec.startswith(BUILTIN_PREFIX):
+        name = spec[len(BUILTIN_PREFIX) :]
+        try:
+            return InProcessPlayer(make_agent(name, seed), spec)
+        except ValueError as error:
+            raise BotStartError(str(error)) from None
+    return ProcessPlayer(spec)
+
+
+def agent_seed(params: GameParameters, player: int) -> int:
+    """A built-in agent's seed, derived from the game seed: the printed parameters replay it."""
+    return JavaRandom(params.seed + player + 1).next_long()
+
+
+async def run_game(
+    players: Sequence[Player],
+    version: str = DEFAULT_VERSION,
+    params: GameParameters | Mapping[str, object] | None = None,
+    league: int = 4,
+    time_control: TimeControl = TimeControl(),
+) -> GameOutcome:
+    """Play one game on the running event loop; the players are closed at the end."""
+    if not isinstance(params, GameParameters):
+        params = resolve_parameters(version, params)
+    game = ProtocolGame(version, params, league)
+    recorder = GameResultRecorder()
+    try:
+        await asyncio.gather(*(player.start() for player in players))
+        recorder.bootstrap_stderr = [player.take_stderr() for player in players]
+        for _ in range(game.frames):  # 1.0/1.2: the frames showing the draft pool
+            recorder.add_frame([Execution(0, "", players[0].take_stderr())])
+        answered = [False, False]
+        while requests := game.requests():
+            for request in requests:
+                await players[request.player].send(request.input, game.state, request.player)
+            answers: list[str | None] = []
+            for request in requests:
+                player = players[request.player]
+                line = await player.receive(time_control.seconds(request.timeout_ms))
+                if line is None and not answered[request.player]:
+                    await _check_started(player, request.player)
+                answered[request.player] = True
+                answers.append(line)
+            frames, seen = game.frames, len(game.summaries)
+            game.answer(answers)
+            _record(recorder, game, players, requests, answers, frames, seen)
+    finally:
+        await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
+    return _outcome(game, recorder, players, time_control)
+
+
+async def _check_started(player: Player, index: int) -> None:
+    if isinstance(player, ProcessPlayer):
+        why = await player.startup_failure()
+        if why:
+            raise BotStartError(f"-p{index + 1} {player.command!r} {why}")
+
+
+def _record(
+    recorder: GameResultRecorder,
+    game: ProtocolGame,
+    players: Sequence[Player],
+    requests: Sequence[Request],
+    answers: Sequence[str | None],
+    frames_before: int,
+    seen: int,
+) -> None:
+    """Turn one answered request frame (and the frames it caused) into log frames."""
+    lines = game.summaries[seen:]
+    extra = game.frames - frames_before
+    executions = [
+        Execution(r.player, None if a is None else a + "\n", players[r.player].take_stderr())
+        for r, a in zip(requests, answers, strict=True)
+    ]
+    if len(requests) == 2:
+        # Deck building; then the visual frames (1.5) and the battle-init frame.
+        recorder.add_frame(executions, lines)
+        for index in range(extra):
+            players_run = (0,) if index == extra - 1 else (0, 1)
+            recorder.add_frame([Execution(p, "", None) for p in players_run])
+        return
+    # A battle turn frame, then one frame per executed action ("performed action").
+    player = requests[0].player
+    chunks: list[list[str]] = [[]]
+    for line in lines:
+        if line.startswith(f"Player ${player} performed action: ") and len(chunks) <= extra:
+            chunks.append([])
+        chunks[-1].append(line)
+    chunks += [[] for _ in range(extra + 1 - len(chunks))]
+    recorder.add_frame(executions, chunks[0])
+    for chunk in chunks[1:]:
+        recorder.add_frame([Execution(player, "", None)], chunk)
+
+
+def _outcome(
+    game: ProtocolGame,
+    recorder: GameResultRecorder,
+    players: Sequence[Player],
+    time_control: TimeControl,
+) -> GameOutcome:
+    state = game.state
+    params = state.params
+    if recorder.frames and recorder.frames[-1].summary and game.summaries:
+        last = recorder.frames[-1].summary
+        if game.error_player is not None and last[-1] == game.summaries[-1]:
+            last[-1] = error_message(last[-1])
+        elif game.winner is not None and last[-1] == f"${game.winner} won!":
+            last[-1] = success_message(last[-1])
+    aborted = game.end_reason in FAIL_CAUSES
+    scores = None if aborted else game.scores
+    lines = parameter_lines(params.as_dict(), list(params.given))
+    log = recorder.to_json(
+        scores,
+        lines,
+        fail_cause=FAIL_CAUSES.get(game.end_reason),
+        extra={
+            "version": state.version,
+            "league": state.league,
+            "players": [player.name for player in players],
+            "winner": game.winner,
+            "endReason": game.end_reason.name,
+            "errorPlayer": game.error_player,
+            "timeScale": time_control.scale if time_control.enabled else None,
+        },
+    )
+    return GameOutcome(
+        version=state.version,
+        scores=scores,
+        winner=game.winner,
+        end_reason=game.end_reason,
+        error_player=game.error_player,
+        parameters=params.as_dict(),
+        parameter_lines=lines,
+        summaries=list(game.summaries),
+        log=log,
+    )
+
+
+def play_game(
+    player1: str | Player,
+    player2: str | Player,
+    *,
+    version: str = DEFAULT_VERSION,
+    params: GameParameters | Mapping[str, object] | None = None,
+    league: int = 4,
+    time_control: TimeControl = TimeControl(),
+) -> GameOutcome:
+    """Play one game synchronously: commands (or ``builtin:<agent>``) or Player objects.
+
+    Ctrl-C raises KeyboardInterrupt and SIGTERM raises :class:`RefereeTerminated`,
+    in both cases after every bot process group has been terminated.
+    """
+    if not isinstance(params, GameParameters):
+        params = resolve_parameters(version, params)
+    players = [
+        make_player(spec, agent_seed(params, index)) if isinstance(spec, str) else spec
+        for index, spec in enumerate((player1, player2))
+    ]
+    try:
+        return asyncio.run(_main(players, version, params, league, time_control))
+    finally:
+        for player in players:
+            if isinstance(player, ProcessPlayer):
+                player.kill_now()
+
+
+async def _main(
+    players: Sequence[Player],
+    version: str,
+    params: GameParameters,
+    league: int,
+    time_control: TimeControl,
+) -> GameOutcome:
+    """Run the game; turn SIGTERM into a cancellation so that cleanup always runs."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    terminated = threading.Event()
+
+    def on_sigterm() -> None:
+        terminated.set()
+        task.cancel()
+
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread:
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+    try:
+        return await run_game(players, version, params, league, time_control)
+    except asyncio.CancelledError:
+        if terminated.is_set():
+            raise RefereeTerminated("terminated by SIGTERM") from None
+        raise
+    finally:
+        if in_main_thread:
+            loop.remove_signal_handler(signal.SIGTERM)

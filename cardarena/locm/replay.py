@@ -1,0 +1,150 @@
+"""A readable, turn-by-turn account of a logged game.
+
+A GameResult log (ours, or the official referee's) holds every answer of both
+bots and the parameters of the game, which is all the engine needs to play the
+game again exactly: the replay re-runs it through
+:class:`~cardarena.locm.protocol.ProtocolGame` and describes each turn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from .cards import ABILITIES_TEXT, CardType
+from .gameresult import answers_from_log
+from .protocol import ProtocolGame
+from .state import Creature, Phase, Player, State
+
+TYPE_NAMES = {
+    CardType.CREATURE: "creature",
+    CardType.GREEN_ITEM: "green item",
+    CardType.RED_ITEM: "red item",
+    CardType.BLUE_ITEM: "blue item",
+}
+
+
+class ReplayError(ValueError):
+    """The log cannot be replayed (not a GameResult, no parameters, unknown version)."""
+
+
+def load_log(path: str | Path) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as error:
+        raise ReplayError(f"cannot read {path}: {error.strerror}") from None
+    except json.JSONDecodeError as error:
+        raise ReplayError(f"{path} is not JSON: {error}") from None
+    if not isinstance(data, dict) or "outputs" not in data:
+        raise ReplayError(f"{path} is not a GameResult log (no 'outputs')")
+    return data
+
+
+def log_setup(
+    log: Mapping[str, Any], version: str | None = None, league: int | None = None
+) -> tuple[str, dict[str, str], int]:
+    """(version, parameters, league) of a logged game; options override the log."""
+    ours = log.get("cardarena") or {}
+    params: dict[str, str] = {}
+    for line in log.get("gameParameters") or []:
+        key, sep, value = str(line).partition("=")
+        if sep:
+            params[key] = value
+    if not params:
+        raise ReplayError("the log has no game parameters (an aborted official run?)")
+    if version is None:
+        version = ours.get("version") or ("1.5" if "cardGenSeed" in params else "1.2")
+    if league is None:
+        league = int(ours.get("league", 4))
+    return str(version), params, league
+
+
+def _tokens(line: str) -> str:
+    return line.replace("$0", "player 0").replace("$1", "player 1")
+
+
+def _creature(creature: Creature) -> str:
+    card = creature.card
+    keywords = ABILITIES_TEXT[creature.keywords].replace("-", "")
+    text = f"#{creature.id}({card.base_id}) {creature.attack}/{creature.defense}"
+    return f"{text} {keywords}" if keywords else text
+
+
+def _side(state: State, index: int) -> str:
+    player: Player = state.players[index]
+    runes = f", next rune {player.next_rune}" if state.rules.runes else ""
+    return (
+        f"player {index}: {player.health} HP, {player.max_mana} mana, deck {len(player.deck)}, "
+        f"hand {len(player.hand)}{runes}"
+    )
+
+
+def _board(state: State, index: int) -> str:
+    board = state.players[index].board
+    lanes = []
+    for lane in range(state.rules.lanes):
+        creatures = [_creature(c) for c in board if c.lane == lane or state.rules.lanes == 1]
+        lanes.append(" ".join(creatures) or "-")
+    return f"  board {index}: " + " | ".join(lanes)
+
+
+def _hand(state: State, index: int) -> str:
+    cards = []
+    for inst in state.players[index].hand:
+        card = inst.card
+        kind = "" if card.type == CardType.CREATURE else f" {TYPE_NAMES[CardType(card.type)]}"
+        cards.append(f"#{inst.id}({card.base_id}, {card.cost} mana{kind})")
+    return f"  hand {index}: " + (" ".join(cards) or "-")
+
+
+def replay_lines(
+    log: Mapping[str, Any], version: str | None = None, league: int | None = None
+) -> Iterator[str]:
+    """The account of a logged game, line by line."""
+    version, params, league = log_setup(log, version, league)
+    try:
+        game = ProtocolGame(version, params, league)
+    except ValueError as error:
+        raise ReplayError(str(error)) from None
+    names = (log.get("cardarena") or {}).get("players") or ["player 0", "player 1"]
+    answers = [list(lines) for lines in answers_from_log(log)]
+    yield f"LOCM {version}: player 0 = {names[0]}, player 1 = {names[1]}"
+    yield "parameters: " + " ".join(f"{key}={value}" for key, value in params.items())
+    state = game.state
+    while requests := game.requests():
+        seen = len(game.summaries)
+        if state.phase == Phase.BATTLE:
+            active = requests[0].player
+            yield ""
+            yield f"turn {state.turn + 1}: player {active} plays"
+            for index in (active, 1 - active):
+                yield "  " + _side(state, index)
+            yield _hand(state, active)
+            for index in (active, 1 - active):
+                yield _board(state, index)
+        lines: list[str | None] = []
+        for request in requests:
+            pending = answers[request.player]
+            lines.append(pending.pop(0) if pending else None)
+        if state.phase == Phase.BATTLE:
+            yield f"  says: {lines[0]!r}" if lines[0] is not None else "  says nothing (timeout)"
+        game.answer(lines)
+        for line in game.summaries[seen:]:
+            yield "  " + _tokens(line)
+    yield ""
+    yield _result(game, log)
+
+
+def _result(game: ProtocolGame, log: Mapping[str, Any]) -> str:
+    reason = game.end_reason.name.lower().replace("_", " ")
+    if game.winner is None or game.scores is None:
+        text = f"no winner ({reason})"
+    else:
+        text = f"player {game.winner} wins ({reason}); scores {game.scores[0]} {game.scores[1]}"
+    logged = log.get("scores") or {}
+    if logged and [logged.get("0"), logged.get("1")] != list(game.scores or ()):
+        text += f" -- the log says scores {logged.get('0')} {logged.get('1')}: replay differs!"
+    return "result: " + text

@@ -1,0 +1,1 @@
+"""Bots used by the referee tests, run as real processes."""
