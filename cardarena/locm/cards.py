@@ -12,6 +12,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from enum import IntEnum
+from typing import NamedTuple
 
 from .cardlist_data import CARD_LIST_1_2
 from .javarandom import ADDEND, DOUBLE_UNIT, MASK, MULTIPLIER, JavaRandom
@@ -62,114 +63,19 @@ def keywords_from_text(text: str) -> int:
     return bits
 
 
-class _CardFields:
-    """The slot layout shared by the builder and the frozen card."""
-
-    __slots__ = (
-        "area",
-        "attack",
-        "base_id",
-        "cost",
-        "defense",
-        "draw",
-        "keywords",
-        "my_health",
-        "opp_health",
-        "type",
-    )
-
-
-class _CardBuilder(_CardFields):
-    """Fills a card with plain (fast) attribute stores before it is frozen."""
-
-    __slots__ = ()
-
-    def __init__(
-        self,
-        base_id: int,
-        type: int,
-        cost: int,
-        attack: int,
-        defense: int,
-        keywords: int,
-        my_health: int,
-        opp_health: int,
-        draw: int,
-        area: int,
-    ) -> None:
-        self.base_id = base_id
-        self.type = type
-        self.cost = cost
-        self.attack = attack
-        self.defense = defense
-        self.keywords = keywords
-        self.my_health = my_health
-        self.opp_health = opp_health
-        self.draw = draw
-        self.area = area
-
-
-class Card(_CardFields):
-    """A card as printed: immutable and shared between states."""
-
-    __slots__ = ()
+class Card(NamedTuple):
+    """A card as printed: an immutable value shared between states."""
 
     base_id: int
     type: int
     cost: int
     attack: int
     defense: int
-    keywords: int
-    my_health: int
-    opp_health: int
-    draw: int
-    area: int
-
-    def __new__(
-        cls,
-        base_id: int,
-        type: int,
-        cost: int,
-        attack: int,
-        defense: int,
-        keywords: int = 0,
-        my_health: int = 0,
-        opp_health: int = 0,
-        draw: int = 0,
-        area: int = 0,
-    ) -> Card:
-        card = _CardBuilder(
-            base_id, int(type), cost, attack, defense, keywords, my_health, opp_health, draw,
-            int(area),
-        )  # fmt: skip
-        card.__class__ = cls  # same slot layout: freezing costs one store
-        return card  # type: ignore[return-value]
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("Card is immutable")
-
-    def __reduce__(self) -> tuple[type[Card], tuple[int, ...]]:
-        return (Card, self.as_tuple())
-
-    def as_tuple(self) -> tuple[int, ...]:
-        return (
-            self.base_id,
-            self.type,
-            self.cost,
-            self.attack,
-            self.defense,
-            self.keywords,
-            self.my_health,
-            self.opp_health,
-            self.draw,
-            self.area,
-        )
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Card) and self.as_tuple() == other.as_tuple()
-
-    def __hash__(self) -> int:
-        return hash(self.as_tuple())
+    keywords: int = 0
+    my_health: int = 0
+    opp_health: int = 0
+    draw: int = 0
+    area: int = 0  # Area.TARGET
 
     @property
     def is_creature(self) -> bool:
@@ -185,6 +91,10 @@ class Card(_CardFields):
             f"{self.attack}/{self.defense} {self.abilities} my={self.my_health} "
             f"opp={self.opp_health} draw={self.draw} area={Area(self.area).name.lower()})"
         )
+
+
+_new_card = tuple.__new__
+"""``_new_card(Card, fields)`` skips NamedTuple's Python-level __new__ (hot in the generator)."""
 
 
 def _load_card_list() -> tuple[Card, ...]:
@@ -226,11 +136,10 @@ CARDS_IN_CONSTRUCTED = 120
 
 # The generator weights of the official cardWeights.json, in file order:
 # (value, weight, multCost, addCost). Numbers only; value names are the file's keys.
-_TYPE_WEIGHTS = ((CardType.CREATURE, 0.4), (CardType.GREEN_ITEM, 0.2),
-                 (CardType.RED_ITEM, 0.2), (CardType.BLUE_ITEM, 0.2))  # fmt: skip
+# Values are plain ints (CardType / Area numbers) so that cards hold plain ints.
+_TYPE_WEIGHTS = ((0, 0.4), (1, 0.2), (2, 0.2), (3, 0.2))  # creature, green, red, blue
 _MANA_WEIGHTS = tuple((mana, 0.1) for mana in range(13))
-_AREA_PROPS = ((Area.TARGET, 50.0, 1.0, 0.0), (Area.LANE1, 25.0, 0.7, 0.0),
-               (Area.LANE2, 25.0, 0.6, 0.0))  # fmt: skip
+_AREA_PROPS = ((0, 50.0, 1.0, 0.0), (1, 25.0, 0.7, 0.0), (2, 25.0, 0.6, 0.0))  # target, lanes
 _KEYWORD_COUNT_WEIGHTS = ((0, 10.0), (1, 5.0), (2, 3.0), (3, 2.0), (4, 1.0), (5, 1.0), (6, 1.0))
 _KEYWORD_PROPS = tuple((1 << i, 1.0, 1.0, 1.0) for i in range(6))
 _DRAW_PROPS = ((0, 100.0, 1.0, 0.0), (1, 50.0, 1.0, 0.0), (2, 25.0, 1.0, 1.0),
@@ -249,7 +158,7 @@ _AREA, _KEYWORDS, _DRAW, _MY_HEALTH, _OPP_HEALTH = range(5)
 def _doubles(seed: int, count: int) -> list[float]:
     """The next ``count`` ``nextDouble()`` values of ``Random(seed)``, in one tight loop."""
     state = (seed ^ MULTIPLIER) & MASK
-    out = []
+    out: list[float] = []
     append = out.append
     for _ in range(count):
         state = (state * MULTIPLIER + ADDEND) & MASK
@@ -379,7 +288,7 @@ def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tup
     ceil = math.ceil
     count_bounds, count_entries = _KEYWORD_COUNT_TABLE.bounds, _KEYWORD_COUNT_TABLE.entries
     count_total = _KEYWORD_COUNT_TABLE.total
-    blue = CardType.BLUE_ITEM
+    blue = int(CardType.BLUE_ITEM)
     pick_type, pick_mana = _TYPE_TABLE.pick, _MANA_TABLE.pick
 
     drafts: list[tuple[int, int, int, int, int, int, int, int, int]] = []
@@ -387,7 +296,7 @@ def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tup
         card_type = pick_type(types[i])
         mana = pick_mana(manas[i])
         budget = float(mana)
-        chosen = [Area.TARGET, 0, 0, 0, 0]  # indexed by property slot; [_KEYWORDS] = bits
+        chosen = [0, 0, 0, 0, 0]  # by property slot (area 0 = Target); [_KEYWORDS] = bits
         j5, j4, j3, j2 = swaps[i]  # Collections.shuffle: swap(i - 1, j) for i = 5..2
         order[4], order[j5] = order[j5], order[4]
         order[3], order[j4] = order[j4], order[3]
@@ -440,7 +349,7 @@ def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tup
              chosen[_OPP_HEALTH], chosen[_DRAW], chosen[_AREA])
         )  # fmt: skip
     drafts.sort(key=lambda draft: draft[1])  # stable: equal costs keep generation order
-    return tuple(Card(base_id, *draft) for base_id, draft in enumerate(drafts))
+    return tuple(_new_card(Card, (base_id, *draft)) for base_id, draft in enumerate(drafts))
 
 
 def _next_doubles(rng: JavaRandom, count: int) -> list[float]:
