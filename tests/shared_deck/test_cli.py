@@ -1,0 +1,143 @@
+"""The ``shared-deck`` command as a user runs it: real processes, a real database, SIGKILL."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cardarena.shared_deck.store import Store, StoredTournament
+from cardarena.shared_deck.tournament import tournament_seed
+
+CLI = [sys.executable, "-m", "cardarena.shared_deck.cli"]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=60, check=False)
+
+
+def start_serve(db: Path, log: Path, *options: str) -> tuple[subprocess.Popen[str], int]:
+    server = subprocess.Popen(
+        [*CLI, "serve", "--port", "0", "--db", str(db), "--turn-seconds", "0.05",
+         "--turns-per-match", "10", "--seed", "7", *options],
+        stdout=subprocess.PIPE,
+        stderr=log.open("a"),
+        text=True,
+    )
+    assert server.stdout is not None
+    line = server.stdout.readline()
+    assert line.startswith("shared-deck listening on 127.0.0.1:"), line
+    return server, int(line.rsplit(":", 1)[1])
+
+
+def start_bot(name: str, secret: str, strategy: str, port: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*CLI, "bot", "--name", name, "--strategy", strategy, "--port", str(port)],
+        env={**os.environ, "SHARED_DECK_SECRET": secret},
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def finished(db: Path) -> list[int]:
+    with contextlib.closing(Store(db)) as store:
+        return store.finished_tournaments()
+
+
+def wait_finished(db: Path, count: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while len(finished(db)) < count:
+        assert time.monotonic() < deadline, "tournaments did not finish in time"
+        time.sleep(0.05)
+
+
+def snapshot(db: Path) -> tuple[dict[int, StoredTournament], dict[str, float], list[int]]:
+    """Finished tournaments, leaderboard, and the numbers of tournaments left 'running'."""
+    with contextlib.closing(Store(db)) as store:
+        tournaments = {n: store.tournament(n) for n in store.finished_tournaments()}
+        board = {row.player: row.points for row in store.leaderboard()}
+        running = [row[0] for row in store.connection.execute(
+            "SELECT number FROM tournaments WHERE status = 'running'")]
+    return tournaments, board, running
+
+
+def test_add_player_prints_only_the_secret_and_refuses_duplicates(tmp_path: Path) -> None:
+    db = str(tmp_path / "cli.db")
+    added = run_cli("add-player", "alice", "--db", db)
+    assert added.returncode == 0
+    lines = added.stdout.splitlines()
+    assert len(lines) == 1 and len(lines[0]) >= 32
+    again = run_cli("add-player", "alice", "--db", db)
+    assert again.returncode == 1 and "already exists" in again.stderr and again.stdout == ""
+    odd = run_cli("serve", "--db", db, "--init-hp", "21")
+    assert odd.returncode == 2 and "even" in odd.stderr
+
+
+def test_killed_server_keeps_finished_tournaments_and_replays_the_unfinished_one(
+    tmp_path: Path,
+) -> None:
+    db, log = tmp_path / "league.db", tmp_path / "server.log"
+    secrets = {}
+    for name in ("alice", "bob", "carol"):
+        secrets[name] = run_cli("add-player", name, "--db", str(db)).stdout.strip()
+    server, port = start_serve(db, log, "--start-after-logins", "2")
+    bots = [start_bot("alice", secrets["alice"], "greedy", port),
+            start_bot("bob", secrets["bob"], "random", port)]
+    try:
+        wait_finished(db, 3)
+        server.send_signal(signal.SIGKILL)
+        server.wait(10)
+    finally:
+        for process in [server, *bots]:
+            process.kill()
+            process.wait(10)
+    before, board_before, running = snapshot(db)
+    assert sorted(before) == list(range(1, len(before) + 1))
+    assert all(len(tournament.matches) == 6 for tournament in before.values())
+    assert sum(sum(t.points.values()) for t in before.values()) > 0  # the bots really played
+    for name, points in board_before.items():
+        assert points == pytest.approx(sum(t.points.get(name, 0.0) for t in before.values()))
+    assert running in ([], [len(before) + 1])  # at most the tournament that was under way
+
+    server, port = start_serve(db, log)
+    try:
+        wait_finished(db, len(before) + 1)
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(30) == 0
+    after, board_after, running_after = snapshot(db)
+    assert running_after == []  # a clean stop drops the tournament under way
+    for number, tournament in before.items():
+        assert after[number] == tournament
+    replayed = after[len(before) + 1]
+    assert replayed.seed == tournament_seed(7, replayed.number)
+    assert [m.id for m in replayed.matches] == list(range(6 * len(before) + 1, 6 * len(before) + 7))
+    for name, points in board_after.items():
+        assert points == pytest.approx(board_before[name] + replayed.points[name])
+    assert "discarded unfinished tournament" in log.read_text() or running == []
+
+    results = run_cli("results", "--db", str(db))
+    assert results.returncode == 0
+    assert f"Leaderboard after {len(after)} tournament(s)" in results.stdout
+    assert f"Tournament {max(after)}: deck seed {replayed.seed}" in results.stdout
+    for name in ("alice", "bob", "carol"):
+        assert name in results.stdout
+
+
+def test_demo_runs_bots_and_prints_the_leaderboard() -> None:
+    demo = subprocess.run(
+        [*CLI, "demo", "--tournaments", "1", "--turn-seconds", "0.05", "--turns-per-match", "8"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert demo.returncode == 0, demo.stderr
+    assert "Leaderboard after 1 tournament(s)" in demo.stdout
+    for name in ("greedy-1", "greedy-2", "random-1", "random-2"):
+        assert name in demo.stdout
