@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from .agents import RandomAgent
+from .agents import BUILTIN_AGENTS, RandomAgent
 from .cards import ABILITIES_TEXT, generate_cards
 from .javarandom import JavaRandom
 from .params import ParameterError, parse_parameter_string, random_seed, resolve_parameters
@@ -144,16 +144,30 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
         description="Play one game. Prints player 0's score, player 1's score (1 win, 0 loss, "
         "-1 error), then the game parameters used, one key=value per line (replay with -d).",
     )
-    play.add_argument("-p1", required=True, metavar="CMD", help="player 0: a shell command or "
-                      "builtin:random")  # fmt: skip
+    builtins = "|".join(sorted(BUILTIN_AGENTS))
+    play.add_argument(
+        "-p1",
+        required=True,
+        metavar="CMD",
+        help=f"player 0: a shell command or builtin:<{builtins}>",
+    )
     play.add_argument("-p2", required=True, metavar="CMD", help="player 1: same")
     play.add_argument("-d", metavar="PARAMS", help='game parameters, "key=value key=value ..."')
     play.add_argument("-l", "--logs", metavar="FILE", help="write the GameResult JSON log here")
     play.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
-    play.add_argument("--league", type=_count, help="1.0 only: league level of the draft pool "
-                      "(default 4: all cards; the official 1.0 runs at 1 locally)")  # fmt: skip
-    play.add_argument("--time-scale", type=_positive_float, default=1.0, metavar="X",
-                      help="multiply every time limit by X")  # fmt: skip
+    play.add_argument(
+        "--league",
+        type=_count,
+        help="1.0 only: league level of the draft pool "
+        "(default 4: all cards; the official 1.0 runs at 1 locally)",
+    )
+    play.add_argument(
+        "--time-scale",
+        type=_positive_float,
+        default=1.0,
+        metavar="X",
+        help="multiply every time limit by X",
+    )
     play.add_argument("--no-time-limit", action="store_true", help="wait for answers forever")
     play.set_defaults(run=_cmd_play)
 

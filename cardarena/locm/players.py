@@ -268,6 +268,11 @@ class ProcessPlayer:
                 await asyncio.wait_for(self._stderr_task, TERMINATE_GRACE_S)
             except (TimeoutError, asyncio.CancelledError):
                 self._stderr_task.cancel()
+        # Unread stdout keeps the pipes open until the transport is closed: close it now
+        # (asyncio.subprocess.Process has no public close), or every game leaks descriptors.
+        transport = getattr(process, "_transport", None)
+        if transport is not None:
+            transport.close()
 
     def kill_now(self) -> None:
         """Last resort when the event loop is gone (a second Ctrl-C): SIGKILL the group."""

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Answers PASS to every input (deck building included), in POSIX shell.
 # With "noterm" as first argument it ignores SIGTERM.
-[ "$1" = noterm ] && trap '' TERM
+[ "$1" = noterm ] && trap "" TERM
 while read -r me; do
     read -r opponent
     read -r hand actions

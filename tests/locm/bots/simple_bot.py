@@ -1,6 +1,6 @@
 """A small honest bot with optional misbehaviour, for the referee tests.
 
-Usage: simple_bot.py [MODE [K]] — plays sensibly (summon what it can afford where
+Usage: simple_bot.py [MODE [K [TAG]]] — plays sensibly (summon what it can afford where
 there is room; attack guards first, then the opponent) except at its K-th answer (0-based, deck
 building included), where MODE happens:
 
@@ -13,9 +13,10 @@ building included), where MODE happens:
   long        answer a line of 20,000 bytes
   noterm      ignore SIGTERM (and start a child that ignores it too), then sleep forever
   cr          end every answer with "\r\n" split over two writes (line-end quirks)
+
+TAG is ignored: tests put a unique word there to find their processes.
 """
 
-import os
 import signal
 import subprocess
 import sys
@@ -84,7 +85,7 @@ def main():
             elif mode == "noterm":
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)
                 child = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-                subprocess.Popen([sys.executable, "-c", child + "time.sleep(600)"])
+                subprocess.Popen([sys.executable, "-c", child + "time.sleep(600)", *sys.argv])
                 time.sleep(600)
         if mode == "cr":
             out.write(line + "\r")

@@ -1,0 +1,204 @@
+"""``locm play``, ``replay`` and ``generate`` as a user runs them: a separate process."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cardarena.locm.cards import generate_cards
+from tests.locm.bots import new_tag, pass_bot, simple_bot, tagged_processes, wait_until_gone
+
+LOCM = [sys.executable, "-m", "cardarena.locm"]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def locm(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*LOCM, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False
+    )
+
+
+@pytest.fixture
+def tag() -> Iterator[str]:
+    value = new_tag()
+    yield value
+    assert wait_until_gone(value, 5.0) == [], "bot processes left behind"
+
+
+def test_play_prints_scores_then_parameters_that_replay_the_game(tmp_path: Path) -> None:
+    first = locm(
+        "play",
+        "-p1",
+        "builtin:random",
+        "-p2",
+        "builtin:random",
+        "--version",
+        "1.2",
+        "-l",
+        str(tmp_path / "a.json"),
+    )
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert sorted(lines[:2]) == ["0", "1"]
+    params = dict(line.split("=", 1) for line in lines[2:])
+    assert set(params) == {"seed", "draftChoicesSeed", "shufflePlayer0Seed", "shufflePlayer1Seed"}
+    again = locm(
+        "play",
+        "-p1",
+        "builtin:random",
+        "-p2",
+        "builtin:random",
+        "--version",
+        "1.2",
+        "-d",
+        " ".join(lines[2:]),
+        "-l",
+        str(tmp_path / "b.json"),
+    )
+    assert again.stdout == first.stdout
+    logs = [json.loads((tmp_path / name).read_text()) for name in ("a.json", "b.json")]
+    assert logs[0]["outputs"] == logs[1]["outputs"]
+    assert logs[0]["summaries"] == logs[1]["summaries"]
+
+
+def test_play_with_process_bots_and_replay_the_log(tmp_path: Path, tag: str) -> None:
+    log = tmp_path / "game.json"
+    result = locm(
+        "play",
+        "-p1",
+        simple_bot(tag=tag),
+        "-p2",
+        pass_bot(tag),
+        "-d",
+        "seed=42",
+        "--time-scale",
+        "10",
+        "-l",
+        str(log),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[:2] == ["1", "0"]
+    data = json.loads(log.read_text())
+    for key in ("errors", "outputs", "summaries", "scores", "gameParameters", "views", "agents"):
+        assert key in data
+    assert data["scores"] == {"0": 1, "1": 0}
+    replay = locm("replay", str(log))
+    assert replay.returncode == 0, replay.stderr
+    assert replay.stdout.startswith("LOCM 1.5: player 0 = ")
+    assert "turn 1: player 0 plays" in replay.stdout
+    assert replay.stdout.rstrip().splitlines()[-1].startswith("result: player 0 wins")
+
+
+def test_generate_prints_the_card_table() -> None:
+    result = locm("generate", "-n", "120", "--seed", "42")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == [
+        "Id",
+        "Type",
+        "Cost",
+        "Att",
+        "Def",
+        "Keywords",
+        "MyHP",
+        "OppHP",
+        "Draw",
+        "Area",
+    ]
+    assert lines[1] == "=" * 76
+    cards = generate_cards(42, 120)
+    assert len(lines) == 122
+    first = cards[0]
+    row = (first.base_id, first.type, first.cost, first.attack, first.defense)
+    assert lines[2].split()[:5] == [str(value) for value in row]
+    assert locm("generate", "-n", "5").stdout.count("\n") == 7
+
+
+def test_demo_still_works() -> None:
+    result = locm("demo", "--seed", "3")
+    assert result.returncode == 0 and "reproduce with: locm demo" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-p1", "no-such-bot-program", "-p2", "builtin:random"], "not found"),
+        (["-p1", "./README.md", "-p2", "builtin:random"], "is not executable"),
+        (["-p1", f"{sys.executable} /no/such/bot.py", "-p2", "builtin:random"], "exited with"),
+        (["-p1", "sh -c 'exit 5'", "-p2", "builtin:random"], "exited with status 5"),
+        (["-p1", "builtin:nobody", "-p2", "builtin:random"], "unknown built-in agent"),
+        (["-p1", "builtin:random", "-p2", "builtin:random", "-d", "sede=1"], "sede"),
+        (["-p1", "builtin:random", "-p2", "builtin:random", "-d", "seed=x"], "seed"),
+        (["-p1", "builtin:random", "-p2", "builtin:random", "-d", "seed"], "key=value"),
+        (["-p1", "builtin:random", "-p2", "builtin:random", "--version", "2.0"], "2.0"),
+        (["-p1", "builtin:random", "-p2", "builtin:random", "--league", "1"], "--league"),
+        (["-p1", "builtin:random", "-p2", "builtin:random", "--time-scale", "0"], "positive"),
+        (["-p1", "builtin:random", "-p2", "builtin:random", "-l", "/no/such/dir/x.json"], "log"),
+        (["-p1", "builtin:random"], "-p2"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_status_2(args: list[str], message: str) -> None:
+    result = locm("play", *args, timeout=30)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_replay_of_a_missing_log_is_a_usage_error(tmp_path: Path) -> None:
+    result = locm("replay", str(tmp_path / "nothing.json"))
+    assert result.returncode == 2 and "cannot read" in result.stderr
+
+
+def test_aborted_game_prints_null_scores(tmp_path: Path, tag: str) -> None:
+    # 1.0/1.2: an empty answer line makes the official runner abort with no scores.
+    result = locm(
+        "play",
+        "--version",
+        "1.2",
+        "-p1",
+        simple_bot("empty", 0, tag),
+        "-p2",
+        "builtin:random",
+        "-l",
+        str(tmp_path / "log.json"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[:2] == ["null", "null"]
+    assert json.loads((tmp_path / "log.json").read_text())["scores"] == {}
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupting_the_referee_leaves_no_process(signum: int, status: int, tag: str) -> None:
+    # One bot is thinking forever, the other ignores SIGTERM and has a child that does too.
+    referee = subprocess.Popen(
+        [
+            *LOCM,
+            "play",
+            "-p1",
+            simple_bot("sleep", 0, tag),
+            "-p2",
+            simple_bot("noterm", 0, tag),
+            "--no-time-limit",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while len(tagged_processes(tag)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(tagged_processes(tag)) == 3, "the bots did not start"
+    referee.send_signal(signum)
+    _out, err = referee.communicate(timeout=30)
+    assert referee.returncode == status
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert tagged_processes(tag) == []
