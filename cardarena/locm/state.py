@@ -460,15 +460,17 @@ class State:
         if phase is _ENDED:
             raise IllegalActionError(f"the game has ended; cannot apply {action}")
         player = self.current_player
-        if not self.is_legal(action):
-            raise IllegalActionError(
-                f"{action} is not a legal deck-building action for player {player} "
-                f"in LOCM {self.version}"
-            )
-        if action.type == _PICK:
-            self.add_choice(player, self.draft[len(self.players[player].chosen)][action.id])
-        else:
+        if self.rules.draft:
+            if action.type == _PICK and action.target == -1 and 0 <= action.id <= 2:
+                self.add_choice(player, self.draft[len(self.players[player].chosen)][action.id])
+                return
+        elif self.is_legal(action):
             self.add_choice(player, self.pool_by_id[action.id])
+            return
+        raise IllegalActionError(
+            f"{action} is not a legal deck-building action for player {player} "
+            f"in LOCM {self.version}"
+        )
 
     # --- deck building -----------------------------------------------------------
 
