@@ -7,7 +7,7 @@ version string.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 VERSIONS: tuple[str, ...] = ("1.0", "1.2", "1.5")
 DEFAULT_VERSION = "1.5"
@@ -56,61 +56,44 @@ class RuleSet:
     invalid_action_name_message: str
 
 
+RULESET_1_0 = RuleSet(
+    version="1.0",
+    lanes=1,
+    has_lanes=False,
+    lane_capacity=6,
+    draft=True,
+    runes=True,
+    area_effects=False,
+    creature_effects_reset=True,
+    ids_after_shuffle=True,
+    deck_first_turn_ms=1000,
+    deck_turn_ms=100,
+    deck_turn_quota_ms=100,
+    battle_first_turn_ms=1000,
+    battle_turn_ms=100,
+    empty_line_aborts=True,
+    invalid_action_name_message="Invalid action name. Should be SUMMON, ATTACK, or USE.",
+)
+RULESET_1_2 = replace(
+    RULESET_1_0, version="1.2", lanes=2, has_lanes=True, lane_capacity=3, battle_turn_ms=200
+)
+"""The same Java classes as 1.0 with two lanes (and 200 ms battle turns)."""
+RULESET_1_5 = replace(
+    RULESET_1_2,
+    version="1.5",
+    draft=False,
+    runes=False,
+    area_effects=True,
+    creature_effects_reset=False,
+    ids_after_shuffle=False,
+    deck_first_turn_ms=4000,
+    deck_turn_ms=4000,
+    deck_turn_quota_ms=50,
+    empty_line_aborts=False,
+    invalid_action_name_message="Invalid action name. Should be SUMMON, ATTACK,  USE or PASS.",
+)
 RULESETS: dict[str, RuleSet] = {
-    "1.0": RuleSet(
-        version="1.0",
-        lanes=1,
-        has_lanes=False,
-        lane_capacity=6,
-        draft=True,
-        runes=True,
-        area_effects=False,
-        creature_effects_reset=True,
-        ids_after_shuffle=True,
-        deck_first_turn_ms=1000,
-        deck_turn_ms=100,
-        deck_turn_quota_ms=100,
-        battle_first_turn_ms=1000,
-        battle_turn_ms=100,
-        empty_line_aborts=True,
-        invalid_action_name_message="Invalid action name. Should be SUMMON, ATTACK, or USE.",
-    ),
-    "1.2": RuleSet(
-        version="1.2",
-        lanes=2,
-        has_lanes=True,
-        lane_capacity=3,
-        draft=True,
-        runes=True,
-        area_effects=False,
-        creature_effects_reset=True,
-        ids_after_shuffle=True,
-        deck_first_turn_ms=1000,
-        deck_turn_ms=100,
-        deck_turn_quota_ms=100,
-        battle_first_turn_ms=1000,
-        battle_turn_ms=200,
-        empty_line_aborts=True,
-        invalid_action_name_message="Invalid action name. Should be SUMMON, ATTACK, or USE.",
-    ),
-    "1.5": RuleSet(
-        version="1.5",
-        lanes=2,
-        has_lanes=True,
-        lane_capacity=3,
-        draft=False,
-        runes=False,
-        area_effects=True,
-        creature_effects_reset=False,
-        ids_after_shuffle=False,
-        deck_first_turn_ms=4000,
-        deck_turn_ms=4000,
-        deck_turn_quota_ms=50,
-        battle_first_turn_ms=1000,
-        battle_turn_ms=200,
-        empty_line_aborts=False,
-        invalid_action_name_message="Invalid action name. Should be SUMMON, ATTACK,  USE or PASS.",
-    ),
+    rules.version: rules for rules in (RULESET_1_0, RULESET_1_2, RULESET_1_5)
 }
 
 
