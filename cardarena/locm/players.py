@@ -148,10 +148,6 @@ class ProcessPlayer:
         self._sent_at = 0.0
         self._pgid: int | None = None
 
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process else None
-
     async def start(self) -> None:
         command = self.command
         if check_command(command):
