@@ -7,10 +7,16 @@ to agent factories taking a seed.
 from collections.abc import Callable
 
 from .base import Agent
+from .greedy import GreedyAgent
+from .pass_agent import PassAgent
 from .random_agent import RandomAgent
+from .search import SearchAgent
 
 BUILTIN_AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "random": RandomAgent,
+    "pass": PassAgent,
+    "greedy": GreedyAgent,
+    "search": SearchAgent,
 }
 
 
@@ -24,4 +30,12 @@ def make_agent(name: str, seed: int | None = None) -> Agent:
     return factory(seed)
 
 
-__all__ = ["BUILTIN_AGENTS", "Agent", "RandomAgent", "make_agent"]
+__all__ = [
+    "BUILTIN_AGENTS",
+    "Agent",
+    "GreedyAgent",
+    "PassAgent",
+    "RandomAgent",
+    "SearchAgent",
+    "make_agent",
+]

@@ -1,0 +1,151 @@
+"""Win rates of the built-in agents against each other, games run in parallel.
+
+    python benchmarks/agents.py                      # the issue's two bars, 200 games each
+    python benchmarks/agents.py --pair search,greedy --games 40 --version 1.5
+
+Each pairing plays ``--games`` games, half with each agent as player 0; game ``i``
+uses seed ``base + i // 2`` so both seats see the same cards. Agents play
+in-process through the engine; every battle turn of every agent is timed and
+checked against the official limit of that turn (1000 ms first turns, 200 ms after
+in 1.2/1.5, 100 ms in 1.0). Prints win rates with Wilson 95% intervals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from statistics import NormalDist
+
+from cardarena.locm.agents import make_agent
+from cardarena.locm.state import ActionType, Phase, State
+
+Z95 = NormalDist().inv_cdf(0.975)
+
+
+def wilson(successes: float, n: int) -> tuple[float, float]:
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    centre = (p + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
+    half = Z95 * ((p * (1 - p) / n + Z95**2 / (4 * n * n)) ** 0.5) / (1 + Z95**2 / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def play(task: tuple[str, str, str, int, float]) -> dict[str, object]:
+    """One game: (first agent, second agent, version, seed, time scale) -> result."""
+    first, second, version, seed, time_scale = task
+    state = State.new(version, {"seed": seed})
+    agents = [make_agent(first, seed * 2 + 1), make_agent(second, seed * 2 + 2)]
+    for agent in agents:
+        if hasattr(agent, "time_scale"):
+            agent.time_scale = time_scale  # type: ignore[attr-defined]
+    turn_ms: list[list[float]] = [[], []]
+    over_limit = [0, 0]
+    rules = state.rules
+    while not state.is_terminal:
+        player = state.current_player
+        if state.phase == Phase.DECK_BUILDING:
+            state.apply(agents[player].act(state))
+            continue
+        limit = rules.battle_first_turn_ms if state.turn < 2 else rules.battle_turn_ms
+        started = time.perf_counter()
+        turn = state.turn
+        while not state.is_terminal and state.turn == turn:
+            action = agents[player].act(state)
+            state.apply(action)
+            if action.type == ActionType.PASS:
+                break
+        elapsed = (time.perf_counter() - started) * 1000
+        turn_ms[player].append(elapsed)
+        over_limit[player] += elapsed > limit * time_scale
+    return {
+        "agents": [first, second],
+        "winner": state.winner,
+        "turns": state.turn + 1,
+        "max_ms": [max(t, default=0.0) for t in turn_ms],
+        "mean_ms": [sum(t) / len(t) if t else 0.0 for t in turn_ms],
+        "over_limit": over_limit,
+    }
+
+
+def measure(
+    a: str, b: str, version: str, games: int, seed: int, workers: int, time_scale: float
+) -> dict[str, object]:
+    tasks = []
+    for i in range(games):
+        pair = (a, b) if i % 2 == 0 else (b, a)
+        tasks.append((pair[0], pair[1], version, seed + i // 2, time_scale))
+    started = time.perf_counter()
+    with ProcessPoolExecutor(workers) as pool:
+        results = list(pool.map(play, tasks, chunksize=1))
+    wins = draws = 0
+    max_ms = {a: 0.0, b: 0.0}
+    over = {a: 0, b: 0}
+    for result in results:
+        names = result["agents"]
+        winner = result["winner"]
+        if winner is None:
+            draws += 1
+        elif names[winner] == a:  # type: ignore[index]
+            wins += 1
+        for seat in (0, 1):
+            name = names[seat]  # type: ignore[index]
+            max_ms[name] = max(max_ms[name], result["max_ms"][seat])  # type: ignore[index]
+            over[name] += result["over_limit"][seat]  # type: ignore[index]
+    score = wins + draws / 2
+    low, high = wilson(score, games)
+    return {
+        "pair": f"{a} vs {b}",
+        "version": version,
+        "games": games,
+        "wins": wins,
+        "draws": draws,
+        "win_rate": score / games,
+        "ci95": [low, high],
+        "max_turn_ms": max_ms,
+        "turns_over_limit": over,
+        "seconds": time.perf_counter() - started,
+        "load_average": os.getloadavg(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pair", action="append", help="A,B (default: the issue's bars)")
+    parser.add_argument("--version", default="1.5")
+    parser.add_argument("--games", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--time-scale", type=float, default=1.0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    pairs = (
+        [tuple(p.split(",", 1)) for p in args.pair]
+        if args.pair
+        else [
+            ("greedy", "random"),
+            ("search", "greedy"),
+        ]
+    )
+    out = []
+    for a, b in pairs:
+        result = measure(a, b, args.version, args.games, args.seed, args.workers, args.time_scale)
+        out.append(result)
+        if not args.json:
+            low, high = result["ci95"]  # type: ignore[misc]
+            print(
+                f"{result['pair']:>20} LOCM {args.version}: {result['win_rate']:.1%} "
+                f"[{low:.1%}, {high:.1%}] of {args.games} games "
+                f"({result['draws']} without winner); max turn ms {result['max_turn_ms']}; "
+                f"turns over the limit {result['turns_over_limit']}; "
+                f"{result['seconds']:.0f} s, load {result['load_average'][0]:.2f}"  # type: ignore[index]
+            )
+    if args.json:
+        print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
