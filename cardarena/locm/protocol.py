@@ -398,6 +398,8 @@ class ProtocolGame:
         scores[player] = -1
         scores[1 - player] = 1 if already_won else 0
         self.scores = (scores[0], scores[1])
+        if already_won:  # the official referee still declares the draw-step winner after
+            self.summaries.append(f"${1 - player} won!")
 
     def _answer_deck_building(self, lines: Sequence[str | None]) -> None:
         state = self.state
