@@ -9,6 +9,7 @@ game again exactly: the replay re-runs it through
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,8 @@ def log_setup(
 
 
 def _tokens(line: str) -> str:
-    return line.replace("$0", "player 0").replace("$1", "player 1")
+    """Summary lines name players by SDK token (``$0``, ``Player $0``): say "player 0"."""
+    return re.sub(r"(?:Player )?\$([01])", r"player \1", line)
 
 
 def _creature(creature: Creature) -> str:
