@@ -199,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     demo.add_argument("--seed", type=_seed, help="game seed (default: random)")
     demo.set_defaults(run=_cmd_demo)
+    from .tournament import add_commands  # tournament, report, bot
+
+    add_commands(commands)
     return parser
 
 

@@ -1,0 +1,415 @@
+"""``locm tournament`` and ``locm report``: LOCM games on the shared tournament machinery.
+
+This module knows how to play one scheduled LOCM game through the referee
+(:func:`play_scheduled_game`, run inside the workers) and turns its outcome into
+a :class:`~cardarena.tournaments.store.GameRecord`; scheduling, storage, parallel
+running and the report are in :mod:`cardarena.tournaments`.
+
+A game is the referee's game with the same parameters (``seed=S``) and the same
+built-in agent seeds, so the replay command stored with every game
+(``locm play -p1 … -p2 … --version V -d seed=S``) plays it again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..tournaments.report import build_report
+from ..tournaments.runner import BACKENDS, Interrupted, run_tasks
+from ..tournaments.schedule import GameSpec, schedule
+from ..tournaments.store import GameRecord, TournamentStore, compress_log
+from .players import Player, StartError, check_command
+from .referee import BUILTIN_PREFIX, TimeControl, agent_seed, make_player, play_game
+from .rules import DEFAULT_VERSION, VERSIONS
+from .state import EndReason, Phase
+
+DEFAULT_DB = "tournament.db"
+CRASH_MARGIN = 0.9
+"""A missing answer that came before this share of the time limit is a crash, not a timeout."""
+
+
+@dataclass(frozen=True)
+class LocmGameTask:
+    """Everything a worker needs to play one scheduled game (picklable)."""
+
+    spec: GameSpec
+    commands: tuple[str, str]
+    version: str
+    league: int
+    time_scale: float
+
+
+class TimedPlayer:
+    """Wraps a player to time its battle answers and tell a crash from a timeout."""
+
+    def __init__(self, inner: Player) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.battle_ms: list[float] = []
+        self.quiet_exit = False
+        """True if its last missing answer came early: it exited or closed its output."""
+        self._sent = 0.0
+        self._battle = False
+
+    async def start(self) -> None:
+        await self.inner.start()
+
+    async def send(self, text: str, state: object, player: int) -> None:
+        self._battle = getattr(state, "phase", None) == Phase.BATTLE
+        self._sent = time.perf_counter()
+        await self.inner.send(text, state, player)  # type: ignore[arg-type]
+
+    async def receive(self, timeout_s: float | None) -> str | None:
+        line = await self.inner.receive(timeout_s)
+        elapsed = time.perf_counter() - self._sent
+        if self._battle:
+            self.battle_ms.append(elapsed * 1000)
+        if line is None:
+            self.quiet_exit = timeout_s is None or elapsed < timeout_s * CRASH_MARGIN
+        return line
+
+    def take_stderr(self) -> str | None:
+        return self.inner.take_stderr()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+def replay_command(task: LocmGameTask) -> str:
+    """The ``locm play`` command line that plays this game again."""
+    first, second = task.commands
+    parts = [
+        "locm", "play", "-p1", shlex.quote(first), "-p2", shlex.quote(second),
+        "--version", task.version, "-d", shlex.quote(f"seed={task.spec.seed}"),
+    ]  # fmt: skip
+    if task.version == "1.0" and task.league != 4:
+        parts += ["--league", str(task.league)]
+    if task.time_scale != 1.0:
+        parts += ["--time-scale", repr(task.time_scale)]
+    return " ".join(parts)
+
+
+def _make(command: str, seed: int, time_scale: float) -> Player:
+    player = make_player(command, seed)
+    agent = getattr(player, "agent", None)
+    if agent is not None and hasattr(agent, "time_scale"):
+        agent.time_scale = time_scale  # a search agent budgets by the scaled limit
+    return player
+
+
+def play_scheduled_game(task: LocmGameTask) -> GameRecord:
+    """Play one game (in a worker) and describe it as a record; never raises for a
+    misbehaving bot: its crash, timeout or garbage is the game's result."""
+    from .params import resolve_parameters
+
+    spec = task.spec
+    params = resolve_parameters(task.version, {"seed": spec.seed})
+    started = time.perf_counter()
+    players: list[TimedPlayer] = []
+    try:
+        players = [
+            TimedPlayer(_make(command, agent_seed(params, seat), task.time_scale))
+            for seat, command in enumerate(task.commands)
+        ]
+        outcome = play_game(
+            players[0],
+            players[1],
+            version=task.version,
+            params=params,
+            league=task.league,
+            time_control=TimeControl(task.time_scale),
+        )
+    except (StartError, OSError, ValueError, RuntimeError) as error:
+        return _record(task, players, started, None, "error", "ERROR", None, "referee", str(error))
+    reason = outcome.end_reason
+    error_seat = outcome.error_player
+    kind = None
+    if error_seat is not None:
+        if reason == EndReason.INVALID_OUTPUT:
+            kind = "invalid"
+        elif players[error_seat].quiet_exit:
+            kind = "crash"
+        else:
+            kind = "timeout"
+    if outcome.scores is None:
+        result = "aborted"
+    elif outcome.winner is None:
+        result = "draw"
+    else:
+        result = "win"
+    detail = outcome.summaries[-1] if error_seat is not None and outcome.summaries else None
+    return _record(
+        task, players, started, outcome.winner, result, reason.name, error_seat, kind, detail,
+        log=compress_log(outcome.log),
+    )  # fmt: skip
+
+
+def _record(
+    task: LocmGameTask,
+    players: Sequence[TimedPlayer],
+    started: float,
+    winner: int | None,
+    result: str,
+    end_reason: str,
+    error_seat: int | None,
+    error_kind: str | None,
+    detail: str | None,
+    log: bytes | None = None,
+) -> GameRecord:
+    times = [p.battle_ms for p in players] if players else [[], []]
+    spec = task.spec
+    return GameRecord(
+        key=spec.key,
+        first=spec.first,
+        second=spec.second,
+        round=spec.round,
+        seed=spec.seed,
+        winner=winner,
+        result=result,
+        end_reason=end_reason,
+        error_seat=error_seat,
+        error_kind=error_kind,
+        detail=detail,
+        turns=len(times[0]) + len(times[1]),
+        first_turns=len(times[0]),
+        first_mean_ms=sum(times[0]) / len(times[0]) if times[0] else 0.0,
+        first_max_ms=max(times[0], default=0.0),
+        second_turns=len(times[1]),
+        second_mean_ms=sum(times[1]) / len(times[1]) if times[1] else 0.0,
+        second_max_ms=max(times[1], default=0.0),
+        duration_s=time.perf_counter() - started,
+        replay=replay_command(task),
+        log=log,
+    )
+
+
+# --- the command line ----------------------------------------------------------------
+
+
+def parse_bot(text: str) -> tuple[str, str]:
+    """``NAME=COMMAND``, or a bare ``builtin:NAME`` (named NAME)."""
+    name, sep, command = text.partition("=")
+    if text.startswith(BUILTIN_PREFIX) and (not sep or " " in name):
+        return text[len(BUILTIN_PREFIX) :], text
+    if not sep or not name.strip() or not command.strip():
+        raise ValueError(f"--bot wants NAME=COMMAND or builtin:NAME, got {text!r}")
+    if not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        raise ValueError(f"bot name {name!r}: use letters, digits, '-', '_' and '.'")
+    return name, command.strip()
+
+
+def _check_bot(command: str) -> None:
+    if command.startswith(BUILTIN_PREFIX):
+        from .agents import BUILTIN_AGENTS
+
+        name = command[len(BUILTIN_PREFIX) :]
+        if name not in BUILTIN_AGENTS:
+            known = ", ".join(sorted(BUILTIN_AGENTS))
+            raise ValueError(f"unknown built-in agent {name!r}; known: {known}")
+        return
+    check_command(command)
+
+
+class _Progress:
+    """A progress bar (games done, games/s, ETA) on stderr; tqdm if it is installed."""
+
+    def __init__(self, total: int, done: int, enabled: bool) -> None:
+        self._bar = None
+        self._done = done
+        self._total = total
+        self._start = time.perf_counter()
+        self._enabled = enabled
+        if not enabled:
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            return
+        self._bar = tqdm(
+            total=total, initial=done, unit="game", dynamic_ncols=True, file=sys.stderr,
+            smoothing=0.1, bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} "
+            "[{elapsed}<{remaining}, {rate_fmt}]",
+        )  # fmt: skip
+
+    def update(self) -> None:
+        self._done += 1
+        if self._bar is not None:
+            self._bar.update(1)
+        elif self._enabled:
+            rate = (self._done) / max(time.perf_counter() - self._start, 1e-9)
+            print(
+                f"\r{self._done}/{self._total} games, {rate:.1f} games/s", end="", file=sys.stderr
+            )
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        elif self._enabled:
+            print(file=sys.stderr)
+
+
+def run_tournament(
+    bots: Sequence[tuple[str, str]],
+    *,
+    version: str = DEFAULT_VERSION,
+    games: int = 2,
+    workers: int | None = None,
+    seed: int = 1,
+    db: str = DEFAULT_DB,
+    time_scale: float = 1.0,
+    league: int = 4,
+    backend: str = "process",
+    address: str | None = None,
+    progress: bool = True,
+) -> int:
+    """Play the missing games of a tournament into ``db``; return how many were played."""
+    names = [name for name, _command in bots]
+    commands = dict(bots)
+    if len(commands) != len(bots):
+        raise ValueError("two bots have the same name")
+    for command in commands.values():
+        _check_bot(command)
+    specs = schedule(names, games, seed)
+    settings = {
+        "game": "locm",
+        "version": version,
+        "seed": str(seed),
+        "time_scale": repr(time_scale),
+        "league": str(league),
+    }
+    played = 0
+    with TournamentStore(db) as store:
+        store.configure(settings, commands)
+        done = store.done_keys()
+        missing = [spec for spec in specs if spec.key not in done]
+        tasks = [
+            LocmGameTask(spec, (commands[spec.first], commands[spec.second]), version, league,
+                         time_scale)
+            for spec in missing
+        ]  # fmt: skip
+        bar = _Progress(len(specs), len(specs) - len(missing), progress)
+
+        def store_result(record: GameRecord) -> None:
+            nonlocal played
+            if store.add(record):
+                played += 1
+            bar.update()
+
+        try:
+            run_tasks(
+                play_scheduled_game, tasks, store_result,
+                workers=workers or os.cpu_count() or 1, backend=backend, address=address,
+            )  # fmt: skip
+        finally:
+            bar.close()
+    return played
+
+
+def print_report(db: str, *, as_json: bool = False, out_dir: str | None = None) -> None:
+    """Print the report of ``db`` and write its CSV, JSON and PNG files to ``out_dir``."""
+    import json
+
+    with TournamentStore(db, lock=False, create=False) as store:
+        report = build_report(list(store.bots()), store.records(), store.meta())
+    if as_json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(report.text())
+    if out_dir:
+        written = [*report.write_csv(out_dir), report.write_json(out_dir)]
+        try:
+            written += report.write_pictures(out_dir)
+        except ImportError:
+            print("locm: matplotlib is not installed: no PNG pictures", file=sys.stderr)
+        if not as_json:
+            print(f"\nwritten: {', '.join(written)}")
+
+
+def default_report_dir(db: str) -> str:
+    root, _ext = os.path.splitext(db)
+    return f"{root}-report"
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def _scale(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+def _cmd_tournament(args: argparse.Namespace) -> int:
+    bots = [parse_bot(text) for text in args.bot]
+    if len(bots) < 2:
+        raise ValueError("a tournament needs at least two --bot")
+    try:
+        run_tournament(
+            bots, version=args.version, games=args.games, workers=args.workers, seed=args.seed,
+            db=args.db, time_scale=args.time_scale, league=args.league, backend=args.backend,
+            address=args.address, progress=not args.quiet,
+        )  # fmt: skip
+    except Interrupted as why:
+        print(f"locm: {why}; finished games are saved: run the same command to resume",
+              file=sys.stderr)  # fmt: skip
+        return 130
+    print_report(args.db, as_json=args.json, out_dir=args.out or default_report_dir(args.db))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    out = args.out
+    if out is None and not args.json:
+        out = default_report_dir(args.db)
+    print_report(args.db, as_json=args.json, out_dir=out)
+    return 0
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``tournament``, ``report`` and ``bot`` to the ``locm`` command line."""
+    tournament = commands.add_parser(
+        "tournament",
+        help="play every pair of bots in both seats, in parallel, into a resumable database",
+        description="Every ordered pair of bots plays --games games (so both seats). Run the "
+        "same command again after an interruption to play only the missing games.",
+    )
+    tournament.add_argument(
+        "--bot", action="append", required=True, metavar="NAME=COMMAND",
+        help="a bot: NAME=COMMAND (any command line, or builtin:<agent>), or builtin:<agent>; "
+        "repeat for each bot",
+    )  # fmt: skip
+    tournament.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
+    tournament.add_argument("--games", type=_positive, default=10, help="games per ordered pair")
+    tournament.add_argument("--workers", type=_positive, help="parallel games (default: all cores)")
+    tournament.add_argument("--seed", type=int, default=1, help="tournament seed (default 1)")
+    tournament.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file (default {DEFAULT_DB})")
+    tournament.add_argument(
+        "--time-scale", type=_scale, default=1.0, metavar="X",
+        help="multiply every time limit by X (built-in search agents budget accordingly)",
+    )  # fmt: skip
+    tournament.add_argument("--league", type=_positive, default=4, help="1.0 draft pool level")
+    tournament.add_argument("--backend", choices=BACKENDS, default="process")
+    tournament.add_argument("--address", help="Ray cluster address (--backend ray), e.g. auto")
+    tournament.add_argument("--out", help="report directory (default: <db>-report)")
+    tournament.add_argument("--json", action="store_true", help="print the report as JSON")
+    tournament.add_argument("--quiet", action="store_true", help="no progress bar")
+    tournament.set_defaults(run=_cmd_tournament)
+
+    report = commands.add_parser(
+        "report", help="print a tournament's report and write its CSV, JSON and PNG files"
+    )
+    report.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file (default {DEFAULT_DB})")
+    report.add_argument("--json", action="store_true", help="print one JSON object")
+    report.add_argument("--out", help="write CSV/JSON/PNG here (default: <db>-report)")
+    report.set_defaults(run=_cmd_report)
