@@ -25,7 +25,14 @@ from ..tournaments.runner import BACKENDS, Interrupted, run_tasks
 from ..tournaments.schedule import GameSpec, schedule
 from ..tournaments.store import GameRecord, TournamentStore, compress_log
 from .players import Player, StartError, check_command
-from .referee import BUILTIN_PREFIX, TimeControl, agent_seed, make_player, play_game
+from .referee import (
+    BUILTIN_PREFIX,
+    RefereeTerminated,
+    TimeControl,
+    agent_seed,
+    make_player,
+    play_game,
+)
 from .rules import DEFAULT_VERSION, VERSIONS
 from .state import EndReason, Phase
 
@@ -125,8 +132,12 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
             league=task.league,
             time_control=TimeControl(task.time_scale),
         )
-    except (StartError, OSError, ValueError, RuntimeError) as error:
-        return _record(task, players, started, None, "error", "ERROR", None, "referee", str(error))
+    except RefereeTerminated:
+        raise  # the worker is being stopped: this game was not played
+    except (StartError, Exception) as error:
+        # A referee failure (not a bot's fault) costs this game only, recorded.
+        detail = f"{type(error).__name__}: {error}"
+        return _record(task, players, started, None, "error", "ERROR", None, "referee", detail)
     reason = outcome.end_reason
     error_seat = outcome.error_player
     kind = None
@@ -376,8 +387,30 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bot(args: argparse.Namespace) -> int:
+    from .agents.bot import run_bot
+
+    return run_bot(args.name, args.seed, args.version, args.time_scale)
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``tournament``, ``report`` and ``bot`` to the ``locm`` command line."""
+    from .agents import BUILTIN_AGENTS
+
+    bot = commands.add_parser(
+        "bot",
+        help="run a built-in agent as a bot process (stdin/stdout, the official protocol)",
+        description="Plays one game on stdin/stdout like any bot: use it in locm play, in the "
+        "official referee or on CodinGame. The LOCM version is recognised from the input.",
+    )
+    bot.add_argument("name", choices=sorted(BUILTIN_AGENTS), help="the built-in agent")
+    bot.add_argument("--seed", type=int, help="the agent's seed (default: random)")
+    bot.add_argument("--version", choices=VERSIONS, help="default: recognised from the input")
+    bot.add_argument(
+        "--time-scale", type=_scale, default=1.0, metavar="X",
+        help="the referee's time scale: a search agent budgets X times the official limits",
+    )  # fmt: skip
+    bot.set_defaults(run=_cmd_bot)
     tournament = commands.add_parser(
         "tournament",
         help="play every pair of bots in both seats, in parallel, into a resumable database",

@@ -36,13 +36,28 @@ class Interrupted(Exception):
     """The run was stopped by Ctrl-C or SIGTERM; finished results were delivered."""
 
 
-def _watch_parent(parent: int) -> None:
-    """Worker side: when the parent dies (even by SIGKILL), terminate this worker."""
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _watch_parent(main: int) -> None:
+    """Worker side: when the tournament process dies (even by SIGKILL), stop this worker.
+
+    The worker's parent may be a fork server rather than the tournament process
+    itself, so both are watched: the parent changing, or the main process vanishing.
+    """
+    parent = os.getppid()
 
     def watch() -> None:
         while True:
             time.sleep(PARENT_WATCH_S)
-            if os.getppid() != parent:
+            if os.getppid() != parent or not _alive(main):
                 os.kill(os.getpid(), signal.SIGTERM)
                 return
 

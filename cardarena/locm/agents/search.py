@@ -33,7 +33,7 @@ from .cardscore import AGGRO_DECK, DeckPolicy, deck_building_action
 from .evaluation import TUNED, WIN_SCORE, Weights, evaluate
 from .greedy import best_greedy_action, lethal_attack
 
-BUDGET_FRACTION = 0.7
+BUDGET_FRACTION = 0.6
 """Share of the official turn limit the search may use (the rest: I/O, parsing, slack)."""
 BEAM_WIDTH = 6
 MAX_TURN_DEPTH = 14
@@ -41,11 +41,9 @@ CANDIDATES = 6
 PLANNING_SHARE = 0.35
 """Share of the budget for stage 1; stage 2 gets the rest."""
 OPPONENT_MAX_ACTIONS = 12
-SAMPLE_OPPONENT_HAND = True
-OPPONENT_LIKE_ME = False
-MY_NEXT_TURN = False
-ROLLOUT_TO_END = False
 HIDDEN_ID_BASE = 100_000
+UNPLAYABLE = Card(-1, 0, 99, 0, 1)
+"""A stand-in for a hidden card when nothing public says what it could be."""
 """Instance ids of resampled hidden cards: far from any real id."""
 
 Signature = tuple[object, ...]
@@ -74,41 +72,48 @@ def _signature(state: State) -> Signature:
 
 
 class Determiniser:
-    """Resamples what ``player`` cannot see, from its view and public information."""
+    """Resamples what ``player`` cannot see, from its view and public information.
 
-    def __init__(self, state: State, player: int) -> None:
+    The public cards are the 1.5 pool or the 1.0/1.2 draft triples: the state's
+    own, or (for a state rebuilt from protocol text, which has neither) the ones
+    the caller saw during deck building.
+    """
+
+    def __init__(
+        self,
+        state: State,
+        player: int,
+        pool: Sequence[Card] = (),
+        draft: Sequence[Sequence[Card]] = (),
+    ) -> None:
         view = state.view(player)
         self.player = player
         self.opponent_hand_size = view.opponent.hand_size
         self.opponent_deck_size = view.opponent.deck_size
         self.my_deck: tuple[Card, ...] = view.my_deck
-        self._candidates: Sequence[Card]
+        self._candidates: Sequence[Card] = ()
         self._draft: tuple[tuple[Card, ...], ...] = ()
         if state.rules.draft:
             # The opponent took one card of each public draft triple.
-            self._draft = tuple(tuple(triple) for triple in state.draft)
-            self._candidates = ()
+            self._draft = tuple(tuple(triple) for triple in (state.draft or draft))
         else:
             # The opponent chose from the public pool, at most two copies of each card.
-            self._candidates = [card for card in state.pool for _copy in range(2)]
-            if OPPONENT_LIKE_ME:
-                from .cardscore import constructed_deck
-
-                self._candidates = constructed_deck(state.pool, state.rules)
+            self._candidates = [card for card in (state.pool or pool) for _copy in range(2)]
 
     def _opponent_cards(self, rng: random.Random, count: int) -> list[Card]:
         if self._draft:
-            deck = [rng.choice(triple) for triple in self._draft]
-            return rng.sample(deck, min(count, len(deck)))
-        return rng.sample(self._candidates, min(count, len(self._candidates)))
+            cards = [rng.choice(triple) for triple in self._draft]
+        else:
+            cards = list(self._candidates)
+        picked = rng.sample(cards, min(count, len(cards)))
+        # Nothing public to guess from (or too few cards): unplayable placeholders.
+        return picked + [UNPLAYABLE] * (count - len(picked))
 
     def sample(self, state: State, rng: random.Random) -> State:
         """A clone of ``state`` whose hidden cards are replaced by a consistent guess."""
         world = state.clone()
         me, opp = world.players[self.player], world.players[1 - self.player]
         hand_size, deck_size = self.opponent_hand_size, self.opponent_deck_size
-        if not SAMPLE_OPPONENT_HAND:
-            hand_size = 0
         cards = self._opponent_cards(rng, hand_size + deck_size)
         # Even ids, two apart: a 1.5 area clone takes the id after its original's.
         hidden = [CardInstance(HIDDEN_ID_BASE + 2 * i, card) for i, card in enumerate(cards)]
@@ -146,6 +151,9 @@ class SearchAgent:
         self.deck_policy = deck_policy
         self._plan: list[Action] = []
         self._plan_key: tuple[int, int] | None = None
+        self.public_pool: tuple[Card, ...] = ()
+        self.public_draft: tuple[tuple[Card, ...], ...] = ()
+        """Deck-building cards seen by a bot process (in-process, the state has them)."""
         self.last_search: dict[str, float] = {}
         """Statistics of the last planned turn (for benchmarks and curiosity)."""
 
@@ -243,7 +251,7 @@ class SearchAgent:
         """Stage 2: add each candidate's score after a greedy reply; return full rounds."""
         if len(shortlist) < 2:
             return 0
-        determiniser = Determiniser(root, player)
+        determiniser = Determiniser(root, player, self.public_pool, self.public_draft)
         rounds = 0
         clock = time.perf_counter
         while self.max_rounds is None or rounds < self.max_rounds:
@@ -272,18 +280,4 @@ def _after_greedy_reply(world: State, player: int, weights: Weights) -> float:
         if action.type == ActionType.PASS:
             break
         world.execute(action)
-    if MY_NEXT_TURN and not world.is_terminal:
-        world.apply(PASS)
-        for _ in range(OPPONENT_MAX_ACTIONS):
-            if world.is_terminal:
-                break
-            action = best_greedy_action(world, weights=weights)
-            if action.type == ActionType.PASS:
-                break
-            world.execute(action)
-    if ROLLOUT_TO_END:
-        for _ in range(400):
-            if world.is_terminal:
-                break
-            world.apply(best_greedy_action(world, weights=weights))
     return evaluate(world, player, weights)

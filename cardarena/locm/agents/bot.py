@@ -1,0 +1,155 @@
+"""``locm bot NAME``: a built-in agent as a standalone bot speaking the official protocol.
+
+It reads the referee's input on stdin and answers one line per turn on stdout,
+so it plays in ``locm play``, in the official referee jar and on CodinGame.
+Deck building uses the agent's own deck policy on the cards it is shown; battle
+turns rebuild a :class:`~cardarena.locm.state.State` from the input text
+(:meth:`State.from_input`, hidden cards as placeholders) and let the agent play
+the whole turn on it. The version is recognised from the input (1.5 player
+lines have 4 numbers, 1.0/1.2 ones 5; 1.0 card lines 11 fields, 1.2 ones 12).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from ..cards import Card, keywords_from_text
+from ..rules import ruleset
+from ..state import PASS, ActionType, Phase, State
+from . import make_agent
+from .cardscore import DEFAULT_DECK, DeckPolicy, constructed_deck, draft_pick
+
+
+class InputEnded(EOFError):
+    """The referee closed our stdin: the game is over."""
+
+
+def _read_block(readline: Callable[[], str]) -> list[str]:
+    """One turn's input lines (players, opponent actions, cards), as the referee sends them."""
+
+    def line() -> str:
+        text = readline()
+        if not text:
+            raise InputEnded
+        return text.rstrip("\r\n")
+
+    lines = [line(), line()]
+    opponent = line()
+    lines.append(opponent)
+    actions = int(opponent.split()[1])
+    lines.extend(line() for _ in range(actions))
+    count = line()
+    lines.append(count)
+    lines.extend(line() for _ in range(int(count)))
+    return lines
+
+
+def parse_card_line(line: str, area_effects: bool) -> Card:
+    """A card from an input card line (deck building shows each card once, id -1)."""
+    fields = line.split()
+    area = int(fields[11]) if area_effects else 0
+    return Card(
+        base_id=int(fields[0]),
+        type=int(fields[3]),
+        cost=int(fields[4]),
+        attack=int(fields[5]),
+        defense=int(fields[6]),
+        keywords=keywords_from_text(fields[7]),
+        my_health=int(fields[8]),
+        opp_health=int(fields[9]),
+        draw=int(fields[10]),
+        area=area,
+    )
+
+
+def detect_version(lines: list[str]) -> str:
+    """1.5, 1.2 or 1.0, from the shape of an input block."""
+    if len(lines[0].split()) == 4:
+        return "1.5"
+    cards = lines[4 + int(lines[2].split()[1]) :]
+    return "1.0" if cards and len(cards[0].split()) == 11 else "1.2"
+
+
+class BotSession:
+    """One game seen from one bot process: its deck-building memory and turn counter."""
+
+    def __init__(self, agent_name: str, seed: int | None, version: str | None, scale: float):
+        self.agent = make_agent(agent_name, seed)
+        if hasattr(self.agent, "time_scale"):
+            self.agent.time_scale = scale  # type: ignore[attr-defined]
+        self.version = version
+        self.policy: DeckPolicy = getattr(self.agent, "deck_policy", DEFAULT_DECK)
+        self.chosen: list[Card] = []
+        self.draft: list[tuple[Card, ...]] = []
+        self.pool: tuple[Card, ...] = ()
+        self.player: int | None = None
+        self.battle_turns = 0
+
+    def answer(self, lines: list[str]) -> str:
+        if self.version is None:
+            self.version = detect_version(lines)
+        rules = ruleset(self.version)
+        cards_from = 4 + int(lines[2].split()[1])
+        card_lines = lines[cards_from:]
+        my_max_mana = int(lines[0].split()[1])
+        if my_max_mana == 0:  # deck building: nobody has mana yet
+            offered = [parse_card_line(line, rules.area_effects) for line in card_lines]
+            if rules.draft:
+                index = draft_pick(offered, self.chosen, rules, self.policy)
+                self.draft.append(tuple(offered))
+                self.chosen.append(offered[index])
+                return f"PICK {index}"
+            self.pool = tuple(offered)
+            deck = constructed_deck(self.pool, rules, self.policy)
+            self.chosen = list(deck)
+            return ";".join(f"CHOOSE {card.base_id}" for card in deck)
+        if self.player is None:
+            # Player 0 starts its first turn with 1 max mana, player 1 with 2 (its bonus).
+            self.player = 0 if my_max_mana == 1 else 1
+        text = "\n".join(lines) + "\n"
+        state = State.from_input(self.version, text, self.player, self.battle_turns)
+        self.battle_turns += 1
+        self._share_public_cards()
+        return play_turn(self.agent, state, self.player)
+
+    def _share_public_cards(self) -> None:
+        """What the bot saw in deck building is public: the search determinises from it."""
+        if hasattr(self.agent, "public_pool"):
+            self.agent.public_pool = self.pool  # type: ignore[attr-defined]
+            self.agent.public_draft = tuple(self.draft)  # type: ignore[attr-defined]
+
+
+def play_turn(agent: object, state: State, player: int) -> str:
+    """The agent's whole turn on ``state`` as one ``;``-separated line."""
+    out: list[str] = []
+    act = agent.act  # type: ignore[attr-defined]
+    while state.phase == Phase.BATTLE and state.active == player:
+        action = act(state)
+        if action.type == ActionType.PASS:
+            break
+        out.append(str(action))
+        state.apply(action)
+    return ";".join(out) if out else str(PASS)
+
+
+def run_bot(
+    agent_name: str,
+    seed: int | None = None,
+    version: str | None = None,
+    time_scale: float = 1.0,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+) -> int:
+    """Answer the referee until stdin closes; 0 when the game is over."""
+    source = stdin or sys.stdin
+    sink = stdout or sys.stdout
+    session = BotSession(agent_name, seed, version, time_scale)
+    while True:
+        try:
+            lines = _read_block(source.readline)
+        except InputEnded:
+            return 0
+        sink.write(session.answer(lines) + "\n")
+        sink.flush()
