@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -126,6 +127,15 @@ class GameServer:
 
     async def stop(self) -> None:
         """Stop the clock and the listener, close every connection, drop the running tournament."""
+        if self.tick_lateness:
+            lateness = sorted(self.tick_lateness)
+            log.info(
+                "%d ticks, lateness p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+                len(lateness),
+                1000 * lateness[len(lateness) // 2],
+                1000 * lateness[min(len(lateness) - 1, int(0.99 * len(lateness)))],
+                1000 * lateness[-1],
+            )
         if self._tick_handle is not None:
             self._tick_handle.cancel()
         if self._listener is not None:
@@ -163,20 +173,26 @@ class GameServer:
         self._tick_handle = self.loop.call_at(due, self._tick, due)
 
     def _tick(self, due: float) -> None:
-        """A global turn passes: finish and store a tournament, start the next, wake WAITs."""
+        """A global turn passes: WAITs get their OK, a finished tournament is handed over to be
+        scored and stored, the next one starts, then the commands held by WAIT are answered."""
         assert self.loop is not None and self.arena is not None
         self.tick_lateness.append(self.loop.time() - due)
         finished = self.arena.tick()
+        waiting, self.waiting = self.waiting, []
+        for connection in waiting:
+            connection.announce_turn()
         if finished is not None:
             task = asyncio.ensure_future(self._finish(finished, self.arena.turn))
             self._finishing.add(task)
             task.add_done_callback(self._finishing.discard)
         if self.arena.current is None:
             self._start_tournament()
-        waiting, self.waiting = self.waiting, []
         for connection in waiting:
-            connection.turn_started()
+            connection.resume()
         self._schedule_tick()
+        # What survived a turn is long-lived (matches, logs): keep it out of the cyclic
+        # collector's scans, which otherwise stall the loop for tens of milliseconds.
+        gc.freeze()
 
     def _start_tournament(self) -> None:
         assert self.arena is not None and self.store is not None
@@ -213,6 +229,10 @@ class GameServer:
             if len(results) % FINISH_SLICE == 0:
                 await asyncio.sleep(0)
         self._save(tournament.summarize(results))
+        # Once per tournament, let the collector see everything again (frozen cyclic
+        # garbage would otherwise never be freed): one full collection, at a known time.
+        gc.unfreeze()
+        gc.collect()
 
     def _save(self, result: TournamentResult) -> None:
         log.info(
@@ -473,10 +493,13 @@ class Connection(asyncio.Protocol):
         self.held = False
         self._process()
 
-    def turn_started(self) -> None:
-        """The clock ticked while this connection WAITed: send the second OK, go on reading."""
-        if self.transport is None or self.stage == _CLOSED:
-            return
-        self.transport.write(b"OK\n")
-        self.held = False
-        self._process()
+    def announce_turn(self) -> None:
+        """The clock ticked while this connection WAITed: the second OK."""
+        if self.transport is not None and self.stage != _CLOSED:
+            self.transport.write(b"OK\n")
+
+    def resume(self) -> None:
+        """Answer the commands that arrived during the WAIT."""
+        if self.transport is not None and self.stage != _CLOSED:
+            self.held = False
+            self._process()
