@@ -366,11 +366,12 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     if len(bots) < 2:
         raise ValueError("a tournament needs at least two --bot")
     try:
-        run_tournament(
+        played = run_tournament(
             bots, version=args.version, games=args.games, workers=args.workers, seed=args.seed,
             db=args.db, time_scale=args.time_scale, league=args.league, backend=args.backend,
             address=args.address, progress=not args.quiet,
         )  # fmt: skip
+        print(f"locm: played {played} new games into {args.db}", file=sys.stderr)
     except Interrupted as why:
         print(f"locm: {why}; finished games are saved: run the same command to resume",
               file=sys.stderr)  # fmt: skip

@@ -1,0 +1,172 @@
+"""`locm tournament` / `locm report` end to end: real bot processes, a real SQLite file,
+a real kill -9 of a real tournament process, and a real local Ray."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cardarena.tournaments.schedule import schedule
+from cardarena.tournaments.store import TournamentStore
+
+BOTS = Path(__file__).parent / "bots"
+LOCM = [sys.executable, "-m", "cardarena.locm.cli"]
+
+
+def simple_bot(mode: str = "play", at: int = 0) -> str:
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(BOTS / 'simple_bot.py'))} {mode} {at}"
+
+
+def locm(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*LOCM, *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def rows(db: Path) -> list[tuple[object, ...]]:
+    with sqlite3.connect(db) as connection:
+        return connection.execute(
+            "SELECT key, winner, result, end_reason, error_seat, error_kind, turns, seed "
+            "FROM games ORDER BY key"
+        ).fetchall()
+
+
+def test_tiny_tournament_with_crashing_and_hanging_bots(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    bots = [
+        "--bot", "builtin:greedy",
+        "--bot", "builtin:random",
+        # Exits at its third answer (its second battle turn); hangs at its third answer.
+        "--bot", f"crasher={simple_bot('crash', 2)}",
+        "--bot", f"sleeper={simple_bot('sleep', 2)}",
+    ]  # fmt: skip
+    done = locm(
+        "tournament", *bots, "--version", "1.5", "--games", "1", "--seed", "7", "--workers", "2",
+        "--db", str(db), "--time-scale", "0.5", "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "played 12 new games" in done.stderr
+    assert "win rate of the row against the column" in done.stdout
+    report = json.loads(locm("report", "--db", str(db), "--json").stdout)
+    assert report["games"] == 12
+    stats = report["bots"]
+    assert {name: stats[name]["games"] for name in stats} == dict.fromkeys(
+        ("greedy", "random", "crasher", "sleeper"), 6
+    )
+    # The misbehaving bot whose third answer comes first (it moves first) loses that game:
+    # the crasher crashes in 4 games against the honest bots + 1 as player 0 against the
+    # sleeper; the sleeper times out likewise.
+    assert (stats["crasher"]["crashes"], stats["crasher"]["timeouts"]) == (5, 0)
+    assert (stats["sleeper"]["timeouts"], stats["sleeper"]["crashes"]) == (5, 0)
+    assert stats["crasher"]["wins"] == 1 and stats["sleeper"]["wins"] == 1
+    assert stats["greedy"]["wins"] >= 4
+    assert stats["greedy"]["max_turn_ms"] > 0
+    for name in ("matrix.png", "ratings.png", "bots.csv", "matrix.csv", "report.json"):
+        assert (tmp_path / "t-report" / name).stat().st_size > 0
+    # The reasons are stored with the games, and every log is kept, compressed.
+    with TournamentStore(str(db), lock=False) as store:
+        records = store.records(with_logs=True)
+        crashes = [r for r in records if r.error_kind == "crash"]
+        assert crashes and all(r.end_reason == "TIMEOUT" and r.log for r in crashes)
+        honest = next(r for r in records if {r.first, r.second} == {"greedy", "random"})
+        log = store.log(honest.key)
+    assert log is not None and log["cardarena"]["version"] == "1.5"
+    # Any single game replays with locm play from the stored command line.
+    replay = shlex.split(honest.replay)
+    assert replay[:2] == ["locm", "play"]
+    again = subprocess.run(
+        [*LOCM, *replay[1:]], capture_output=True, text=True, timeout=60, check=True
+    )
+    scores = again.stdout.split()[:2]
+    assert scores == (["1", "0"] if honest.winner == 0 else ["0", "1"])
+
+
+def test_resume_after_kill_9_plays_only_missing_games(tmp_path: Path) -> None:
+    db = tmp_path / "resume.db"
+    args = [
+        "tournament", "--bot", "builtin:random", "--bot", "builtin:greedy", "--bot",
+        "builtin:pass", "--version", "1.5", "--games", "40", "--seed", "11", "--workers", "2",
+        "--db", str(db), "--quiet",
+    ]  # fmt: skip
+    total = 6 * 40
+    process = subprocess.Popen(
+        [*LOCM, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 60
+    count = 0
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        if db.exists():
+            try:
+                with sqlite3.connect(db, timeout=5) as connection:
+                    count = connection.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+            except sqlite3.OperationalError:
+                continue
+            if count >= 20:
+                break
+    assert process.poll() is None, "the tournament finished before it could be killed"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)
+    time.sleep(1.0)  # the workers notice their parent is gone and stop
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    before = rows(db)
+    assert 20 <= len(before) < total
+    resumed = locm(*args)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"played {total - len(before)} new games" in resumed.stderr
+    after = rows(db)
+    assert len(after) == total == len({row[0] for row in after})
+    assert set(before) <= set(after)  # games stored before the kill are untouched
+    keys = {spec.key for spec in schedule(["random", "greedy", "pass"], 40, 11)}
+    assert {row[0] for row in after} == keys
+    again = locm(*args)
+    assert "played 0 new games" in again.stderr
+
+
+def _results_for(tmp_path: Path, name: str, *extra: str) -> list[tuple[object, ...]]:
+    db = tmp_path / f"{name}.db"
+    bots = [
+        "--bot", "builtin:random", "--bot", "builtin:greedy",
+        "--bot", f"greedy-process={shlex.join([*LOCM, 'bot', 'greedy', '--seed', '3'])}",
+    ]  # fmt: skip
+    done = locm(
+        "tournament", *bots, "--version", "1.2", "--games", "2", "--seed", "5", "--db", str(db),
+        "--quiet", *extra, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return rows(db)
+
+
+def test_same_seed_same_results_with_1_and_2_workers_and_ray(tmp_path: Path) -> None:
+    one = _results_for(tmp_path, "one", "--workers", "1")
+    two = _results_for(tmp_path, "two", "--workers", "2")
+    assert len(one) == 12
+    assert one == two
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'cardarena[ray]'")
+    on_ray = _results_for(tmp_path, "ray", "--workers", "2", "--backend", "ray")
+    assert on_ray == one
+
+
+def test_database_refuses_other_settings(tmp_path: Path) -> None:
+    db = tmp_path / "c.db"
+    first = locm(
+        "tournament", "--bot", "builtin:pass", "--bot", "builtin:random", "--games", "1",
+        "--db", str(db), "--quiet",
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    other = locm(
+        "tournament", "--bot", "builtin:pass", "--bot", "builtin:random", "--games", "1",
+        "--db", str(db), "--seed", "2", "--quiet",
+    )  # fmt: skip
+    assert other.returncode == 2 and "seed=1, not seed=2" in other.stderr
+    assert len(rows(db)) == 2
