@@ -152,6 +152,7 @@ class GameServer:
         if self.store is not None:
             self.store.discard_unfinished()
             self.store.close()
+        gc.unfreeze()  # hand the heap back to the collector (matters when embedded, as in tests)
 
     def _close_writer(self) -> None:
         if self._writer_store is not None:
@@ -210,15 +211,8 @@ class GameServer:
             len(tournament.pairs),
             tournament.seed,
         )
-        self._write(
-            self._writer_store_call(
-                "begin_tournament",
-                tournament.number,
-                tournament.seed,
-                tournament.rules,
-                tournament.deck,
-            )
-        )
+        number, seed = tournament.number, tournament.seed
+        self._submit("begin_tournament", number, seed, tournament.rules, tournament.deck)
 
     async def _finish(self, tournament: Tournament, turn: int) -> None:
         """Score a finished tournament a slice at a time, so that the clock and the commands
@@ -240,26 +234,24 @@ class GameServer:
             result.number,
             ", ".join(f"{name} {points:.2f}" for name, points in sorted(result.points.items())),
         )
-        future = self._write(self._writer_store_call("finish_tournament", result))
+        future = self._submit("finish_tournament", result)
         future.add_done_callback(
             lambda done: self._on_saved(result.number) if done.exception() is None else None
         )
 
-    def _writer_store_call(self, method: str, *args: object) -> Future[None]:
+    def _submit(self, method: str, *args: object) -> Future[None]:
+        """Run a Store method in the writer thread (in submission order); log a failure."""
+
         def call() -> None:
             assert self._writer_store is not None
             getattr(self._writer_store, method)(*args)
 
-        return self._writer.submit(call)
+        def check(done: Future[None]) -> None:
+            if done.exception() is not None:
+                log.error("database write %s failed", method, exc_info=done.exception())
 
-    def _write(self, future: Future[None]) -> Future[None]:
-        """Log a failed database write (the writer thread runs them in submission order)."""
-
-        def done(finished: Future[None]) -> None:
-            if finished.exception() is not None:
-                log.error("database write failed", exc_info=finished.exception())
-
-        future.add_done_callback(done)
+        future = self._writer.submit(call)
+        future.add_done_callback(check)
         return future
 
     def _on_saved(self, number: int) -> None:
@@ -280,10 +272,6 @@ class GameServer:
             self.loop.call_soon_threadsafe(record)
 
     # ---------------------------------------------------------------- players
-    def secret_hash(self, name: str) -> str | None:
-        assert self.store is not None
-        return self.store.secret_hash(name)
-
     def logged_in(self, name: str, connection: Connection) -> _Budget:
         """Make ``connection`` the player's only one, closing an older login."""
         older = self.sessions.get(name)
@@ -474,7 +462,8 @@ class Connection(asyncio.Protocol):
     async def _check_secret(self, secret: str) -> None:
         loop = self.server.loop
         assert loop is not None
-        stored = self.server.secret_hash(self.player)
+        assert self.server.store is not None
+        stored = self.server.store.secret_hash(self.player)
         # An unknown name is checked against a dummy hash: it takes as long as a known one.
         checked = dummy_hash() if stored is None else stored
         accepted = await loop.run_in_executor(None, verify_secret, secret, checked)
