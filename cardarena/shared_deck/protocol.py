@@ -1,8 +1,9 @@
 """The text protocol: command lines in, answers out, and the typed reading of answers.
 
 The server side (:func:`parse_command`, :func:`execute`) and the client side
-(:func:`data_lines`, the ``read_*`` functions) live together so that both always agree on every
-answer's layout. Nothing here knows about sockets or the clock; WAIT is the server's business.
+(:func:`fixed_data_lines`, :func:`counted_data_lines`, the ``read_*`` functions) live together
+so that both always agree on every answer's layout. Nothing here knows about sockets or the
+clock; WAIT is the server's business.
 """
 
 from __future__ import annotations
