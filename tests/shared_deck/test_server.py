@@ -257,3 +257,39 @@ def test_many_clients_at_once_get_their_own_answers(start_server: StartServer) -
     for thread in threads:
         thread.join(30)
     assert failures == []
+
+
+def test_attack_and_block_over_the_wire(start_server: StartServer) -> None:
+    server = start_server(
+        ["alice", "bob"],
+        turn_seconds=0.3,
+        start_after_logins=2,
+        rules=RuleSet(turns_per_match=10),
+        deck_factory=fixed_deck("1 C 2 3 3 0 2", "2 C 1 5 5 0 1", "3 H 0 1 0 0 -1"),
+    )
+    alice, bob = logged_in(server, "alice"), logged_in(server, "bob")
+    wait_for_matches(alice)
+    # Match 1: alice moves on even turns, bob on odd ones.
+    assert alice.ask("DRAW_CARD 1", 2) == ["OK", "1 C 2 3 3 0 2"]
+    assert alice.ask("PLAY_CARD 1 1 -1") == ["OK"]
+    wait_turn(alice, bob)
+    assert bob.ask("DRAW_CARD 1", 2) == ["OK", "2 C 1 5 5 0 1"]
+    assert bob.ask("PLAY_CARD 1 2 -1") == ["OK"]
+    wait_turn(alice, bob)
+    assert alice.ask("ATTACK 1 1") == ["OK"]
+    wait_turn(alice, bob)
+    assert bob.ask("GET_ATTACKERS 1", 3) == ["OK", "1", "1 C 2 3 3 0 2"]
+    assert bob.ask("BLOCK 1 1 2") == err(905, "InactiveCard")  # played last turn: not yet
+    assert bob.ask("FINISH_BLOCK 1") == ["OK"]
+    assert bob.ask("GET_HP 1", 2) == ["OK", "20 18 20"]
+    wait_turn(alice, bob)
+    assert alice.ask("ATTACK 1 1") == ["OK"]
+    wait_turn(alice, bob)
+    assert bob.ask("BLOCK 1 1 2") == ["OK"]
+    assert bob.ask("GET_BOARD 1", 4) == ["OK", "1 1", "2 C 1 3 5 0 1 0", "1 C 2 2 3 0 2 0"]
+    assert bob.ask("BLOCK 1 1 2") == err(905, "InactiveCard")  # a blocker blocks once
+    assert bob.ask("FINISH_BLOCK 1") == ["OK"]
+    assert bob.ask("GET_HP 1", 2) == ["OK", "20 18 20"]  # a blocked attacker deals no damage
+    assert bob.ask("GET_BOARD 1", 4) == ["OK", "1 1", "2 C 1 3 5 0 1 1", "1 C 2 2 3 0 2 0"]
+    alice.close()
+    bob.close()
