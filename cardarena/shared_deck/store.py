@@ -20,10 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .deck import deck_from_text, deck_to_text
-from .match import Action
 from .protocol import ARGUMENT_COUNTS
 from .rules import Card, RuleSet
-from .tournament import TournamentResult
+from .tournament import MatchResult, TournamentResult
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 """Player names: short, printable, one word. Command names are refused as well, so that the
@@ -124,21 +123,6 @@ class StandingRow:
 
 
 @dataclass(frozen=True, slots=True)
-class StoredMatch:
-    """A finished match read back from the database."""
-
-    id: int
-    first: str
-    second: str
-    first_hp: int
-    second_hp: int
-    first_score: int
-    second_score: int
-    turns_played: int
-    actions: tuple[Action, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class StoredTournament:
     """A finished tournament read back: enough to replay every match."""
 
@@ -147,7 +131,7 @@ class StoredTournament:
     rules: RuleSet
     deck: tuple[Card, ...]
     points: dict[str, float]
-    matches: tuple[StoredMatch, ...]
+    matches: tuple[MatchResult, ...]
 
 
 def _now() -> str:
@@ -350,10 +334,7 @@ class Store:
             " WHERE m.tournament = ? ORDER BY m.id",
             (number,),
         )
-        matches = tuple(
-            StoredMatch(*row[:8], tuple(Action.from_line(line) for line in row[8].splitlines()))
-            for row in rows
-        )
+        matches = tuple(MatchResult(*row) for row in rows)
         rules = RuleSet(**json.loads(rules_json))
         return StoredTournament(number, seed, rules, deck_from_text(deck_text), points, matches)
 

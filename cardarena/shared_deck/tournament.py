@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from .deck import generate_deck
-from .match import Match
+from .match import Action, Match
 from .rules import Card, RuleSet
 
 DeckFactory = Callable[[int, int], tuple[Card, ...]]
@@ -58,6 +58,10 @@ class MatchResult:
     second_score: int
     turns_played: int
     log: str
+    """The actions, one :meth:`Action.to_line` per line: what :func:`.match.replay` needs."""
+
+    def actions(self) -> tuple[Action, ...]:
+        return tuple(Action.from_line(line) for line in self.log.splitlines())
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,7 +116,8 @@ def test_killed_server_keeps_finished_tournaments_and_replays_the_unfinished_one
         assert after[number] == tournament
     replayed = after[len(before) + 1]
     assert replayed.seed == tournament_seed(7, replayed.number)
-    assert [m.id for m in replayed.matches] == list(range(6 * len(before) + 1, 6 * len(before) + 7))
+    first_id = 6 * len(before) + 1
+    assert [m.match_id for m in replayed.matches] == list(range(first_id, first_id + 6))
     for name, points in board_after.items():
         assert points == pytest.approx(board_before[name] + replayed.points[name])
     assert "discarded unfinished tournament" in log.read_text() or running == []

@@ -39,7 +39,7 @@ def test_c_bot_plays_its_matches(
     server.wait_saved(1)
     with contextlib.closing(Store(server.server.config.db_path)) as store:
         tournament = store.tournament(1)
-    actions = [(match, action) for match in tournament.matches for action in match.actions]
+    actions = [(match, action) for match in tournament.matches for action in match.actions()]
     assert all((action.side == 0) == (match.first == "c-bot") for match, action in actions)
     played = {action.command for _, action in actions if action.code == 0}
     assert {"DRAW_CARD", "PLAY_CARD", "ATTACK"} <= played

@@ -71,9 +71,9 @@ def test_finished_tournaments_and_leaderboard_survive_reopening(tmp_path: Path) 
             stored = store.tournament(result.number)
             assert stored.points == pytest.approx(result.points)
             assert stored.deck == result.deck and stored.rules == rules
-            assert [m.id for m in stored.matches] == [m.match_id for m in result.matches]
-            drawn = [m for m in stored.matches if m.actions]
-            assert len(drawn) == 2 and drawn[0].actions[0].command == "DRAW_CARD"
+            assert stored.matches == result.matches
+            drawn = [m for m in stored.matches if m.actions()]
+            assert len(drawn) == 2 and drawn[0].actions()[0].command == "DRAW_CARD"
         board = {row.player: (row.points, row.tournaments) for row in store.leaderboard()}
         for name in players:
             total = sum(result.points[name] for result in results)

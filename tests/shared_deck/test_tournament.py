@@ -49,14 +49,15 @@ def test_bots_play_full_matches_that_the_rules_engine_replays_exactly(
     assert len(tournament.matches) == 2
     with server.client("greedy") as client:
         for match in tournament.matches:
-            assert any(a.command == "PLAY_CARD" and a.code == 0 for a in match.actions)
-            assert any(a.command == "ATTACK" and a.code == 0 for a in match.actions)
-            state = replay(tournament.deck, tournament.rules, match.actions)
+            assert any(a.command == "PLAY_CARD" and a.code == 0 for a in match.actions())
+            assert any(a.command == "ATTACK" and a.code == 0 for a in match.actions())
+            state = replay(tournament.deck, tournament.rules, match.actions())
             assert state.ended
             assert state.hp == [match.first_hp, match.second_hp]
             assert [state.score(0), state.score(1)] == [match.first_score, match.second_score]
             side = 0 if match.first == "greedy" else 1
-            final = client.get_final_score(match.id)  # the previous tournament stays reachable
+            # The previous tournament stays reachable for its final scores.
+            final = client.get_final_score(match.match_id)
             assert (final.mine, final.opponent) == (state.score(side), state.score(1 - side))
 
 
