@@ -375,7 +375,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     except Interrupted as why:
         print(f"locm: {why}; finished games are saved: run the same command to resume",
               file=sys.stderr)  # fmt: skip
-        return 130
+        return why.exit_status
     print_report(args.db, as_json=args.json, out_dir=args.out or default_report_dir(args.db))
     return 0
 

@@ -35,6 +35,11 @@ PARENT_WATCH_S = 0.5
 class Interrupted(Exception):
     """The run was stopped by Ctrl-C or SIGTERM; finished results were delivered."""
 
+    def __init__(self, message: str, exit_status: int) -> None:
+        super().__init__(message)
+        self.exit_status = exit_status
+        """What a command line should exit with: 128 + the signal number."""
+
 
 def _alive(pid: int) -> bool:
     try:
@@ -76,7 +81,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         return
 
     def handler(signum: int, frame: object) -> None:
-        raise Interrupted("terminated by SIGTERM")
+        raise Interrupted("terminated by SIGTERM", 128 + signal.SIGTERM)
 
     previous = signal.signal(signal.SIGTERM, handler)
     try:
@@ -106,7 +111,7 @@ def run_tasks(
             else:
                 _run_processes(play, tasks, on_result, workers)
         except KeyboardInterrupt:
-            raise Interrupted("interrupted by Ctrl-C") from None
+            raise Interrupted("interrupted by Ctrl-C", 128 + signal.SIGINT) from None
 
 
 def _run_processes(

@@ -3,8 +3,9 @@
 Every finished game is one row, written in its own transaction in WAL mode, so a
 crash or ``kill -9`` at any moment leaves either the whole row or nothing
 (``synchronous=NORMAL``: only a power cut could lose the last few games — never
-corrupt the file — and a per-game fsync would cap the rate of fast tournaments). A game's key is the primary key: a game can never be
-stored twice, and resuming plays exactly the scheduled games that have no row.
+corrupt the file — and a per-game fsync would cap the rate of fast tournaments).
+A game's key is the primary key: a game can never be stored twice, and resuming
+plays exactly the scheduled games that have no row.
 An advisory lock file stops two tournaments from running on one database at once.
 """
 

@@ -170,3 +170,27 @@ def test_database_refuses_other_settings(tmp_path: Path) -> None:
     )  # fmt: skip
     assert other.returncode == 2 and "seed=1, not seed=2" in other.stderr
     assert len(rows(db)) == 2
+
+
+def test_sigterm_stops_the_bots_and_keeps_finished_games(tmp_path: Path) -> None:
+    db = tmp_path / "term.db"
+    tag = f"term-{os.getpid()}-{time.monotonic_ns()}"
+    args = [
+        "tournament", "--bot", "builtin:random", "--bot", f"honest={simple_bot('play', 0)} {tag}",
+        "--version", "1.5", "--games", "100", "--workers", "2", "--db", str(db), "--quiet",
+    ]  # fmt: skip
+    process = subprocess.Popen([*LOCM, *args], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (db.exists() and len(rows(db)) >= 3):
+        time.sleep(0.1)
+    assert process.poll() is None
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    assert "terminated by SIGTERM" in stderr and "resume" in stderr
+    time.sleep(0.5)
+    leftovers = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True, check=False)
+    assert leftovers.stdout.strip() == "", "bot processes survived the tournament"
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert 3 <= len(rows(db)) < 200
