@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .bots import STRATEGIES, run_bot
+from .client import ServerError
 from .rules import RuleSet
 from .server import MIN_TURN_SECONDS, GameServer, ServerConfig
 from .store import Store
@@ -97,10 +98,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.secret:
             print(f"shared-deck bot: give --secret or set ${SECRET_ENV}", file=sys.stderr)
             return 2
-        asyncio.run(
-            run_bot(args.host, args.port, args.name, args.secret, args.strategy, args.seed,
-                    args.turns)
-        )
+        try:
+            asyncio.run(
+                run_bot(args.host, args.port, args.name, args.secret, args.strategy, args.seed,
+                        args.turns)
+            )
+        except (ServerError, OSError) as error:
+            print(f"shared-deck bot: {error}", file=sys.stderr)
+            return 1
         return 0
     return asyncio.run(_demo(args))
 
@@ -140,7 +145,11 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"shared-deck serve: {error}", file=sys.stderr)
         return 2
-    asyncio.run(_serve_until_signal(config))
+    try:
+        asyncio.run(_serve_until_signal(config))
+    except OSError as error:  # the port is taken, the database cannot be opened, ...
+        print(f"shared-deck serve: {error}", file=sys.stderr)
+        return 1
     return 0
 
 
