@@ -138,6 +138,7 @@ class SearchAgent:
         budget_fraction: float = BUDGET_FRACTION,
         max_rounds: int | None = None,
         weights: Weights = TUNED,
+        reply_weights: Weights = TUNED,
         deck_policy: DeckPolicy = AGGRO_DECK,
     ) -> None:
         """``max_rounds`` caps the Monte Carlo rounds: with a generous time budget the
@@ -148,6 +149,7 @@ class SearchAgent:
         self.budget_fraction = budget_fraction
         self.max_rounds = max_rounds
         self.weights = weights
+        self.reply_weights = reply_weights
         self.deck_policy = deck_policy
         self._plan: list[Action] = []
         self._plan_key: tuple[int, int] | None = None
@@ -259,7 +261,7 @@ class SearchAgent:
             scores = []
             for candidate in shortlist:
                 world = determiniser.sample(candidate.state, random.Random(world_seed))
-                scores.append(_after_greedy_reply(world, player, self.weights))
+                scores.append(_after_greedy_reply(world, player, self.weights, self.reply_weights))
                 if clock() > deadline:
                     return rounds
             for candidate, score in zip(shortlist, scores, strict=True):
@@ -270,7 +272,9 @@ class SearchAgent:
         return rounds
 
 
-def _after_greedy_reply(world: State, player: int, weights: Weights) -> float:
+def _after_greedy_reply(
+    world: State, player: int, weights: Weights, reply_weights: Weights
+) -> float:
     """End our turn, let the opponent play its turn greedily, evaluate for ``player``."""
     world.apply(PASS)
     for _ in range(OPPONENT_MAX_ACTIONS):
@@ -280,4 +284,4 @@ def _after_greedy_reply(world: State, player: int, weights: Weights) -> float:
         if action.type == ActionType.PASS:
             break
         world.execute(action)
-    return evaluate(world, player, weights)
+    return evaluate(world, player, reply_weights)
