@@ -8,6 +8,7 @@ import contextlib
 import logging
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -56,19 +57,30 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--draws-per-turn", type=int, default=DEFAULT_RULES.draws_per_turn)
     serve.add_argument("--burns-per-turn", type=int, default=DEFAULT_RULES.burns_per_turn)
     serve.add_argument("--hand-limit", type=int, default=DEFAULT_RULES.hand_limit)
-    serve.add_argument("--command-budget", type=int, default=ServerConfig.command_budget,
-                       help="commands per player per turn before ERR 953")
+    serve.add_argument(
+        "--command-budget",
+        type=int,
+        default=ServerConfig.command_budget,
+        help="commands per player per turn before ERR 953",
+    )
     serve.add_argument("--login-timeout", type=float, default=ServerConfig.login_timeout)
-    serve.add_argument("--start-after-logins", type=int, default=0,
-                       help="hold the first tournament until this many players are logged in")
+    serve.add_argument(
+        "--start-after-logins",
+        type=int,
+        default=0,
+        help="hold the first tournament until this many players are logged in",
+    )
 
     results = commands.add_parser("results", help="print the leaderboard and last tournament")
     _add_db(results)
 
     bot = commands.add_parser("bot", help="run a built-in bot")
     bot.add_argument("--name", required=True)
-    bot.add_argument("--secret", default=os.environ.get(SECRET_ENV),
-                     help=f"the player's secret (default: ${SECRET_ENV})")
+    bot.add_argument(
+        "--secret",
+        default=os.environ.get(SECRET_ENV),
+        help=f"the player's secret (default: ${SECRET_ENV})",
+    )
     bot.add_argument("--strategy", choices=sorted(STRATEGIES), default="greedy")
     bot.add_argument("--host", default="127.0.0.1")
     bot.add_argument("--port", type=int, default=7000)
@@ -86,6 +98,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    try:
+        return _run(args)
+    except sqlite3.Error as error:
+        # A database path that cannot be opened or a file that is not a database.
+        print(f"shared-deck: database {getattr(args, 'db', '?')}: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "add-player":
         return _add_player(args)
     if args.command == "serve":
@@ -100,8 +121,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         try:
             asyncio.run(
-                run_bot(args.host, args.port, args.name, args.secret, args.strategy, args.seed,
-                        args.turns)
+                run_bot(
+                    args.host,
+                    args.port,
+                    args.name,
+                    args.secret,
+                    args.strategy,
+                    args.seed,
+                    args.turns,
+                )
             )
         except (ServerError, OSError) as error:
             print(f"shared-deck bot: {error}", file=sys.stderr)
@@ -202,8 +230,12 @@ def format_results(store: Store) -> str:
     return "\n".join(lines)
 
 
-DEMO_PLAYERS = (("greedy-1", "greedy"), ("greedy-2", "greedy"), ("random-1", "random"),
-                ("random-2", "random"))
+DEMO_PLAYERS = (
+    ("greedy-1", "greedy"),
+    ("greedy-2", "greedy"),
+    ("random-1", "random"),
+    ("random-2", "random"),
+)
 
 
 async def _demo(args: argparse.Namespace) -> int:
@@ -225,9 +257,22 @@ async def _demo(args: argparse.Namespace) -> int:
         print(f"demo server on {host}:{port}, database {db}", flush=True)
         bots = [
             subprocess.Popen(
-                [sys.executable, "-m", "cardarena.shared_deck.cli", "bot", "--name", name,
-                 "--strategy", strategy, "--host", host, "--port", str(port),
-                 "--seed", str(index)],
+                [
+                    sys.executable,
+                    "-m",
+                    "cardarena.shared_deck.cli",
+                    "bot",
+                    "--name",
+                    name,
+                    "--strategy",
+                    strategy,
+                    "--host",
+                    host,
+                    "--port",
+                    str(port),
+                    "--seed",
+                    str(index),
+                ],
                 env={**os.environ, SECRET_ENV: secrets[name]},
                 stderr=subprocess.DEVNULL,
             )

@@ -24,8 +24,21 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def start_serve(db: Path, log: Path, *options: str) -> tuple[subprocess.Popen[str], int]:
     server = subprocess.Popen(
-        [*CLI, "serve", "--port", "0", "--db", str(db), "--turn-seconds", "0.05",
-         "--turns-per-match", "10", "--seed", "7", *options],
+        [
+            *CLI,
+            "serve",
+            "--port",
+            "0",
+            "--db",
+            str(db),
+            "--turn-seconds",
+            "0.05",
+            "--turns-per-match",
+            "10",
+            "--seed",
+            "7",
+            *options,
+        ],
         stdout=subprocess.PIPE,
         stderr=log.open("a"),
         text=True,
@@ -61,8 +74,12 @@ def snapshot(db: Path) -> tuple[dict[int, StoredTournament], dict[str, float], l
     with contextlib.closing(Store(db)) as store:
         tournaments = {n: store.tournament(n) for n in store.finished_tournaments()}
         board = {row.player: row.points for row in store.leaderboard()}
-        running = [row[0] for row in store.connection.execute(
-            "SELECT number FROM tournaments WHERE status = 'running'")]
+        running = [
+            row[0]
+            for row in store.connection.execute(
+                "SELECT number FROM tournaments WHERE status = 'running'"
+            )
+        ]
     return tournaments, board, running
 
 
@@ -86,8 +103,10 @@ def test_killed_server_keeps_finished_tournaments_and_replays_the_unfinished_one
     for name in ("alice", "bob", "carol"):
         secrets[name] = run_cli("add-player", name, "--db", str(db)).stdout.strip()
     server, port = start_serve(db, log, "--start-after-logins", "2")
-    bots = [start_bot("alice", secrets["alice"], "greedy", port),
-            start_bot("bob", secrets["bob"], "random", port)]
+    bots = [
+        start_bot("alice", secrets["alice"], "greedy", port),
+        start_bot("bob", secrets["bob"], "random", port),
+    ]
     try:
         wait_finished(db, 3)
         server.send_signal(signal.SIGKILL)
@@ -142,3 +161,17 @@ def test_demo_runs_bots_and_prints_the_leaderboard() -> None:
     assert "Leaderboard after 1 tournament(s)" in demo.stdout
     for name in ("greedy-1", "greedy-2", "random-1", "random-2"):
         assert name in demo.stdout
+
+
+@pytest.mark.parametrize(
+    "command", [["add-player", "alice"], ["results"], ["serve", "--port", "0"]]
+)
+def test_a_database_that_cannot_be_opened_is_a_one_line_error(
+    tmp_path: Path, command: list[str]
+) -> None:
+    missing = tmp_path / "no such folder" / "x.db"
+    result = run_cli(*command, "--db", str(missing))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"shared-deck: database {missing}: unable to open database file"
+    ]
