@@ -18,7 +18,7 @@ import os
 import sqlite3
 import zlib
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -106,6 +106,10 @@ def decompress_log(blob: bytes) -> dict[str, Any]:
 
 
 _COLUMNS = [f.name for f in fields(GameRecord)]
+_INSERT = (
+    f"INSERT OR IGNORE INTO games ({', '.join(_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
+)
 
 
 class TournamentStore:
@@ -198,14 +202,11 @@ class TournamentStore:
 
     def add(self, record: GameRecord) -> bool:
         """Store a finished game; False if that game was already stored (not replaced)."""
-        row = asdict(record)
-        row["finished_at"] = row["finished_at"] or datetime.now(UTC).isoformat(timespec="seconds")
-        placeholders = ", ".join("?" for _ in _COLUMNS)
+        values = [getattr(record, name) for name in _COLUMNS]  # no deep copy of the log
+        if not record.finished_at:
+            values[_COLUMNS.index("finished_at")] = datetime.now(UTC).isoformat(timespec="seconds")
         with self.transaction():
-            cursor = self.db.execute(
-                f"INSERT OR IGNORE INTO games ({', '.join(_COLUMNS)}) VALUES ({placeholders})",
-                [row[name] for name in _COLUMNS],
-            )
+            cursor = self.db.execute(_INSERT, values)
         return cursor.rowcount == 1
 
     def records(self, with_logs: bool = False) -> list[GameRecord]:
