@@ -78,14 +78,21 @@ class GameOutcome:
     """The GameResult JSON object."""
 
 
-def make_player(spec: str, seed: int | None = None) -> Player:
-    """``builtin:<agent>`` plays in-process; anything else is a shell command."""
+def make_player(spec: str, seed: int | None = None, time_scale: float = 1.0) -> Player:
+    """``builtin:<agent>`` plays in-process; anything else is a shell command.
+
+    A built-in agent that budgets its own thinking time (``search``) is told the
+    time scale, so that it keeps within the scaled official limits.
+    """
     if spec.startswith(BUILTIN_PREFIX):
         name = spec[len(BUILTIN_PREFIX) :]
         try:
-            return InProcessPlayer(make_agent(name, seed), spec)
+            agent = make_agent(name, seed)
         except ValueError as error:
             raise BotStartError(str(error)) from None
+        if hasattr(agent, "time_scale"):
+            agent.time_scale = time_scale
+        return InProcessPlayer(agent, spec)
     return ProcessPlayer(spec)
 
 
@@ -235,7 +242,9 @@ def play_game(
     if not isinstance(params, GameParameters):
         params = resolve_parameters(version, params)
     players = [
-        make_player(spec, agent_seed(params, index)) if isinstance(spec, str) else spec
+        make_player(spec, agent_seed(params, index), time_control.scale)
+        if isinstance(spec, str)
+        else spec
         for index, spec in enumerate((player1, player2))
     ]
     try:

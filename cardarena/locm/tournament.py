@@ -102,14 +102,6 @@ def replay_command(task: LocmGameTask) -> str:
     return " ".join(parts)
 
 
-def _make(command: str, seed: int, time_scale: float) -> Player:
-    player = make_player(command, seed)
-    agent = getattr(player, "agent", None)
-    if agent is not None and hasattr(agent, "time_scale"):
-        agent.time_scale = time_scale  # a search agent budgets by the scaled limit
-    return player
-
-
 def play_scheduled_game(task: LocmGameTask) -> GameRecord:
     """Play one game (in a worker) and describe it as a record; never raises for a
     misbehaving bot: its crash, timeout or garbage is the game's result."""
@@ -121,7 +113,7 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
     players: list[TimedPlayer] = []
     try:
         players = [
-            TimedPlayer(_make(command, agent_seed(params, seat), task.time_scale))
+            TimedPlayer(make_player(command, agent_seed(params, seat), task.time_scale))
             for seat, command in enumerate(task.commands)
         ]
         outcome = play_game(

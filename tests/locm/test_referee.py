@@ -356,3 +356,11 @@ def test_parameters_print_in_the_official_order() -> None:
         "cardGenSeed",
         "shufflePlayer1Seed",
     ]
+
+
+def test_builtin_search_is_told_the_time_scale() -> None:
+    from cardarena.locm.referee import make_player
+
+    player = make_player("builtin:search", seed=1, time_scale=2.5)
+    assert player.agent.time_scale == 2.5  # type: ignore[attr-defined]
+    assert make_player("builtin:search", seed=1).agent.time_scale == 1.0  # type: ignore[attr-defined]
