@@ -7,7 +7,8 @@ included) and the time to clone a mid-game state, as medians of several runs.
     python benchmarks/engine.py --json     # {"1.0": {"games_per_s": ..., ...}, ...}
 
 Bars (issue 2, one core of a 2-core CI-class machine): 1.2 >= 900 games/s,
-1.5 >= 300 games/s, clone <= 25 us.
+1.5 >= 300 games/s, clone <= 25 us. The table says whether the installed engine is
+pure Python or compiled with mypyc (``CARDARENA_COMPILE=1 pip install .``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import sys
 import time
 
 from cardarena.locm import Phase, State
+from cardarena.locm import state as state_module
 from cardarena.locm.agents import RandomAgent
 from cardarena.locm.rules import VERSIONS
 
@@ -91,7 +93,8 @@ def main() -> int:
         return 0
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"LOCM engine, random vs random, medians of {args.runs} runs x {args.games} games")
-    print(f"(one core; load average {load:.2f})")
+    engine = "compiled with mypyc" if state_module.__file__.endswith(".so") else "pure Python"
+    print(f"({engine}; one core; load average {load:.2f})")
     print(f"{'version':>8} {'games/s':>10} {'actions/s':>11} {'clone us':>9}")
     for version, figures in results.items():
         print(

@@ -91,12 +91,19 @@ class ActionType(IntEnum):
     CHOOSE = 5
 
 
+_ACTION_NAMES = tuple(kind.name for kind in ActionType)
+
+
 class Action(NamedTuple):
     """One action. ``id``/``target`` mean: SUMMON card id/lane (lane -1 in 1.0),
     ATTACK attacker/target (-1 = opponent), USE item/target, PICK index 0-2,
-    CHOOSE baseId. In battle, PASS through :meth:`State.apply` ends the turn."""
+    CHOOSE baseId. In battle, PASS through :meth:`State.apply` ends the turn.
 
-    type: ActionType
+    ``type`` is an :class:`ActionType` number; the engine stores plain ints (they
+    compare equal to the enum members and are faster on the hot path).
+    """
+
+    type: int
     id: int = -1
     target: int = -1
 
@@ -106,21 +113,36 @@ class Action(NamedTuple):
             return "PASS"
         if kind == ActionType.SUMMON:
             return f"SUMMON {self.id}" if self.target < 0 else f"SUMMON {self.id} {self.target}"
-        if kind == ActionType.PICK:
-            return f"PICK {self.id}"
-        if kind == ActionType.CHOOSE:
-            return f"CHOOSE {self.id}"
-        return f"{kind.name} {self.id} {self.target}"
+        if kind == ActionType.PICK or kind == ActionType.CHOOSE:
+            return f"{_ACTION_NAMES[kind]} {self.id}"
+        return f"{_ACTION_NAMES[kind]} {self.id} {self.target}"
+
+    def __repr__(self) -> str:
+        return f"Action(ActionType.{_ACTION_NAMES[self.type]}, {self.id}, {self.target})"
 
 
 PASS = Action(ActionType.PASS)
 _DECK_BUILDING, _BATTLE, _ENDED = Phase.DECK_BUILDING, Phase.BATTLE, Phase.ENDED
-_PASS_TYPE, _PICK, _CHOOSE = ActionType.PASS, ActionType.PICK, ActionType.CHOOSE
+# Plain ints on the hot path: comparing an int with an IntEnum member costs twice as much.
+_PASS_TYPE, _SUMMON, _ATTACK, _USE, _PICK, _CHOOSE = (int(kind) for kind in ActionType)
+_CREATURE, _GREEN, _BLUE = (int(kind) for kind in (CardType.CREATURE, CardType.GREEN_ITEM,
+                                                    CardType.BLUE_ITEM))  # fmt: skip
 _new_action = tuple.__new__
 """``_new_action(Action, (type, id, target))`` skips NamedTuple's Python-level __new__."""
-_PICK_ACTIONS = tuple(Action(ActionType.PICK, index) for index in range(3))
-_SUMMON, _ATTACK, _USE = ActionType.SUMMON, ActionType.ATTACK, ActionType.USE
-_CREATURE, _GREEN, _BLUE = CardType.CREATURE, CardType.GREEN_ITEM, CardType.BLUE_ITEM
+_PICK_ACTIONS = tuple(Action(_PICK, index) for index in range(3))
+_ACTION_ROWS: tuple[dict[int, dict[int, Action]], ...] = ({}, {}, {}, {})
+"""Battle actions are values, built once and shared: ``_ACTION_ROWS[type][id][target]``."""
+_MAX_ACTION_ROWS = 4096
+
+
+def _action_row(kind: int, card_id: int) -> dict[int, Action]:
+    rows = _ACTION_ROWS[kind]
+    row = rows.get(card_id)
+    if row is None:
+        if len(rows) >= _MAX_ACTION_ROWS:  # only hand-made positions with odd ids get here
+            rows.clear()
+        row = rows[card_id] = {}
+    return row
 
 
 class CardInstance(NamedTuple):
@@ -158,10 +180,7 @@ class Creature:
         """1.0/1.2 quirk: False once the creature survived an attack or an item."""
 
     def copy(self) -> Creature:
-        new = Creature.__new__(Creature)
-        new.id = self.id
-        new.card = self.card
-        new.lane = self.lane
+        new = Creature(self.id, self.card, self.lane)
         new.attack = self.attack
         new.defense = self.defense
         new.keywords = self.keywords
@@ -198,7 +217,7 @@ class Player:
         "runes",
     )
 
-    def __init__(self, index: int, rules: RuleSet) -> None:
+    def __init__(self, index: int, runes: bool) -> None:
         self.health = STARTING_HEALTH
         self.max_mana = index  # P1 starts one ahead: the second player's bonus
         self.mana = index
@@ -206,7 +225,7 @@ class Player:
         self.hand: list[CardInstance] = []
         self.deck: list[CardInstance] = []
         self.board: list[Creature] = []
-        self.runes: list[int] = list(RUNES) if rules.runes else []
+        self.runes: list[int] = list(RUNES) if runes else []
         self.next_turn_draw = 1
         self.draw_shown = 1
         self.health_lost = 0
@@ -220,7 +239,7 @@ class Player:
         """1.5: cached CHOOSE actions still open to this player (None: recompute)."""
 
     def copy(self) -> Player:
-        new = Player.__new__(Player)
+        new = Player(0, False)  # every field is overwritten below
         new.health = self.health
         new.max_mana = self.max_mana
         new.mana = self.mana
@@ -277,6 +296,37 @@ class State:
     winner: int | None
     end_reason: EndReason
 
+    def __init__(
+        self,
+        rules: RuleSet,
+        params: GameParameters,
+        league: int,
+        draft: tuple[DraftTriple, ...],
+        pool: tuple[Card, ...],
+        pool_actions: tuple[Action, ...],
+        pool_by_id: dict[int, Card],
+        players: tuple[Player, Player],
+        phase: Phase,
+        active: int,
+        turn: int,
+        winner: int | None = None,
+        end_reason: EndReason = EndReason.NONE,
+    ) -> None:
+        """Every field given; use :meth:`new` (or :meth:`new_battle`) to start a game."""
+        self.rules = rules
+        self.params = params
+        self.league = league
+        self.draft = draft
+        self.pool = pool
+        self.pool_actions = pool_actions
+        self.pool_by_id = pool_by_id
+        self.players = players
+        self.phase = phase
+        self.active = active
+        self.turn = turn
+        self.winner = winner
+        self.end_reason = end_reason
+
     @classmethod
     def new(
         cls,
@@ -299,25 +349,25 @@ class State:
             resolved = resolve_parameters(rules, params)
         if not isinstance(league, int) or league < 1:
             raise ValueError(f"league must be a positive integer, got {league!r}")
-        state = cls.__new__(cls)
-        state.rules = rules
-        state.params = resolved
-        state.league = league
+        draft: tuple[DraftTriple, ...] = ()
+        pool: tuple[Card, ...] = ()
         if rules.draft:
-            state.draft = draft_triples(resolved, league)
-            state.pool = ()
+            draft = draft_triples(resolved, league)
         else:
-            state.draft = ()
-            state.pool = constructed_pool(resolved)
-        state.pool_actions = tuple(Action(ActionType.CHOOSE, card.base_id) for card in state.pool)
-        state.pool_by_id = {card.base_id: card for card in state.pool}
-        state.players = (Player(0, rules), Player(1, rules))
-        state.phase = Phase.DECK_BUILDING
-        state.active = 0
-        state.turn = -1
-        state.winner = None
-        state.end_reason = EndReason.NONE
-        return state
+            pool = constructed_pool(resolved)
+        return cls(
+            rules,
+            resolved,
+            league,
+            draft,
+            pool,
+            tuple(Action(_CHOOSE, card.base_id) for card in pool),
+            {card.base_id: card for card in pool},
+            (Player(0, rules.runes), Player(1, rules.runes)),
+            _DECK_BUILDING,
+            0,
+            -1,
+        )
 
     @classmethod
     def new_battle(cls, version: str | RuleSet = "1.5") -> State:
@@ -326,21 +376,9 @@ class State:
         Its parameters are all-zero seeds: such a state cannot be replayed from them.
         """
         rules = ruleset(version)
-        state = cls.__new__(cls)
-        state.rules = rules
-        state.params = resolve_parameters(rules, {"seed": 0})
-        state.league = 4
-        state.draft = ()
-        state.pool = ()
-        state.pool_actions = ()
-        state.pool_by_id = {}
-        state.players = (Player(0, rules), Player(1, rules))
-        state.phase = _BATTLE
-        state.active = 0
-        state.turn = 0
-        state.winner = None
-        state.end_reason = EndReason.NONE
-        return state
+        players = (Player(0, rules.runes), Player(1, rules.runes))
+        params = resolve_parameters(rules, {"seed": 0})
+        return cls(rules, params, 4, (), (), (), {}, players, _BATTLE, 0, 0)
 
     @classmethod
     def from_input(
@@ -386,24 +424,25 @@ class State:
         return (1.0, -1.0) if self.winner == 0 else (-1.0, 1.0)
 
     def clone(self) -> State:
-        new = State.__new__(State)
-        new.rules = self.rules
-        new.params = self.params
-        new.league = self.league
-        new.draft = self.draft
-        new.pool = self.pool
-        new.pool_actions = self.pool_actions
-        new.pool_by_id = self.pool_by_id
         p0, p1 = self.players
-        new.players = (p0.copy(), p1.copy())
-        new.phase = self.phase
-        new.active = self.active
-        new.turn = self.turn
-        new.winner = self.winner
-        new.end_reason = self.end_reason
-        return new
+        return State(
+            self.rules,
+            self.params,
+            self.league,
+            self.draft,
+            self.pool,
+            self.pool_actions,
+            self.pool_by_id,
+            (p0.copy(), p1.copy()),
+            self.phase,
+            self.active,
+            self.turn,
+            self.winner,
+            self.end_reason,
+        )
 
-    __copy__ = clone
+    def __copy__(self) -> State:
+        return self.clone()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> State:
         return self.clone()
@@ -448,7 +487,7 @@ class State:
             raise TypeError(f"expected an Action, got {type(action).__name__}")
         phase = self.phase
         if phase is _BATTLE:
-            if action.type is _PASS_TYPE or action.type == _PASS_TYPE:
+            if action.type == _PASS_TYPE:
                 self.start_turn()
             elif self._battle_legal(action):
                 self.execute(action)
@@ -524,10 +563,10 @@ class State:
         append = actions.append
         my_board = me.board
         opp_board = opp.board
+        items: list[CardInstance] = []
         if me.hand:
             mana = me.mana
             summonable: list[int] = []
-            items: list[CardInstance] = []
             for inst in me.hand:
                 card = inst.card
                 if card.cost <= mana:
@@ -538,22 +577,26 @@ class State:
             if summonable:
                 rules = self.rules
                 capacity = rules.lane_capacity
+                lanes_open: tuple[int, ...]
                 if rules.has_lanes:
                     left = 0
                     for creature in my_board:
                         if creature.lane == 0:
                             left += 1
-                    if left < capacity:
-                        for card_id in summonable:
-                            append(_new_action(Action, (_SUMMON, card_id, 0)))
-                    if len(my_board) - left < capacity:
-                        for card_id in summonable:
-                            append(_new_action(Action, (_SUMMON, card_id, 1)))
-                elif len(my_board) < capacity:
+                    lanes_open = tuple(
+                        lane
+                        for lane, count in ((0, left), (1, len(my_board) - left))
+                        if count < capacity
+                    )
+                else:
+                    lanes_open = (-1,) if len(my_board) < capacity else ()
+                for lane in lanes_open:
                     for card_id in summonable:
-                        append(_new_action(Action, (_SUMMON, card_id, -1)))
-        else:
-            items = []
+                        row = _action_row(_SUMMON, card_id)
+                        action = row.get(lane)
+                        if action is None:
+                            action = row[lane] = _new_action(Action, (_SUMMON, card_id, lane))
+                        append(action)
         lanes: list[list[int]] | None = None
         for creature in my_board:
             if not creature.can_attack:
@@ -571,19 +614,27 @@ class State:
                 if guards[1]:
                     lanes[1] = guards[1]
             attacker = creature.id
+            row = _action_row(_ATTACK, attacker)
             for target in lanes[creature.lane]:
-                append(_new_action(Action, (_ATTACK, attacker, target)))
+                action = row.get(target)
+                if action is None:
+                    action = row[target] = _new_action(Action, (_ATTACK, attacker, target))
+                append(action)
         for inst in items:
             kind = inst.card.type
             item = inst.id
             if kind == _GREEN:
-                for c in my_board:
-                    append(_new_action(Action, (_USE, item, c.id)))
-                continue
-            if kind == _BLUE:
-                append(_new_action(Action, (_USE, item, -1)))
-            for c in opp_board:
-                append(_new_action(Action, (_USE, item, c.id)))
+                targets = [c.id for c in my_board]
+            elif kind == _BLUE:
+                targets = [-1, *(c.id for c in opp_board)]
+            else:
+                targets = [c.id for c in opp_board]
+            row = _action_row(_USE, item)
+            for target in targets:
+                action = row.get(target)
+                if action is None:
+                    action = row[target] = _new_action(Action, (_USE, item, target))
+                append(action)
         return actions
 
     def _battle_legal(self, action: Action) -> bool:
