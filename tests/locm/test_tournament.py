@@ -188,8 +188,12 @@ def test_sigterm_stops_the_bots_and_keeps_finished_games(tmp_path: Path) -> None
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert "terminated by SIGTERM" in stderr and "resume" in stderr
-    time.sleep(0.5)
-    leftovers = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True, check=False)
+    deadline = time.monotonic() + 5  # a killed bot may take a moment to be reaped
+    while True:
+        leftovers = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True)
+        if not leftovers.stdout.strip() or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert leftovers.stdout.strip() == "", "bot processes survived the tournament"
     with sqlite3.connect(db) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
