@@ -49,19 +49,25 @@ def _block(lines: list[str]) -> str:
     return "\n".join(lines).strip(JAVA_WHITESPACE) + "\n"
 
 
-def _card_tail(card: Card, rules: RuleSet) -> str:
+def _card_tail(card: Card, lane: int, rules: RuleSet) -> str:
+    """The version-dependent end of a card line: [area] [lane], then a trailing space."""
     if rules.area_effects:
-        return f" {card.area} -1 "
-    return " -1 " if rules.has_lanes else " "
+        return f" {card.area} {lane} "
+    return f" {lane} " if rules.has_lanes else " "
+
+
+def card_line(card: Card, instance_id: int, rules: RuleSet) -> str:
+    """A card not on the board (offered or in hand): location 0, lane -1."""
+    return (
+        f"{card.base_id} {instance_id} 0 {card.type} {card.cost} {card.attack} {card.defense} "
+        f"{ABILITIES_TEXT[card.keywords]} {card.my_health} {card.opp_health} {card.draw}"
+        + _card_tail(card, -1, rules)
+    )
 
 
 def offered_card_line(card: Card, rules: RuleSet) -> str:
-    """A card shown during deck building: instance id -1, location 0, lane -1."""
-    return (
-        f"{card.base_id} -1 0 {card.type} {card.cost} {card.attack} {card.defense} "
-        f"{ABILITIES_TEXT[card.keywords]} {card.my_health} {card.opp_health} {card.draw}"
-        + _card_tail(card, rules)
-    )
+    """A card shown during deck building: instance id -1."""
+    return card_line(card, -1, rules)
 
 
 def _creature_line(creature: Creature, location: int, rules: RuleSet) -> str:
@@ -70,13 +76,11 @@ def _creature_line(creature: Creature, location: int, rules: RuleSet) -> str:
         effects = f"{card.my_health} {card.opp_health} {card.draw}"
     else:
         effects = "0 0 0"
-    line = (
+    return (
         f"{card.base_id} {creature.id} {location} {card.type} {card.cost} {creature.attack} "
         f"{creature.defense} {ABILITIES_TEXT[creature.keywords]} {effects}"
+        + _card_tail(card, creature.lane, rules)
     )
-    if rules.area_effects:
-        return f"{line} {card.area} {creature.lane} "
-    return f"{line} {creature.lane} " if rules.has_lanes else line + " "
 
 
 def _player_line(player: Player, rules: RuleSet) -> str:
@@ -100,15 +104,7 @@ def battle_input(state: State, player_index: int) -> str:
     ]
     lines.extend(f"{base_id} {action}" for base_id, action in opp.performed)
     lines.append(str(len(me.hand) + len(me.board) + len(opp.board)))
-    tail_hand = " -1 -1 " if rules.area_effects else (" -1 " if rules.has_lanes else " ")
-    for inst in me.hand:
-        card = inst.card
-        area = f" {card.area}" if rules.area_effects else ""
-        lines.append(
-            f"{card.base_id} {inst.id} 0 {card.type} {card.cost} {card.attack} {card.defense} "
-            f"{ABILITIES_TEXT[card.keywords]} {card.my_health} {card.opp_health} {card.draw}"
-            + (area + " -1 " if rules.area_effects else tail_hand)
-        )
+    lines.extend(card_line(inst.card, inst.id, rules) for inst in me.hand)
     lines.extend(_creature_line(c, 1, rules) for c in me.board)
     lines.extend(_creature_line(c, -1, rules) for c in opp.board)
     return _block(lines)
