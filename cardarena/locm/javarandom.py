@@ -84,9 +84,6 @@ class JavaRandom:
         self._seed = seed
         return ((high << 27) + (seed >> 21)) * DOUBLE_UNIT
 
-    def next_boolean(self) -> bool:
-        return self.next(1) != 0
-
     def shuffle(self, items: list[Any]) -> None:
         """``Collections.shuffle(items, this)``, in place."""
         next_int = self.next_int

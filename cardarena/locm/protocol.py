@@ -511,12 +511,3 @@ def _summarize(cards: Sequence[Card]) -> str:
     for card in cards:
         counts[card.base_id] = counts.get(card.base_id, 0) + 1
     return ", ".join(f"{base_id}x{n}" for base_id, n in sorted(counts.items()))
-
-
-def play_protocol_game(game: ProtocolGame, answer: object) -> None:
-    """Run ``game`` to its end, asking ``answer(request) -> str | None`` for each line."""
-    while True:
-        pending = game.requests()
-        if not pending:
-            return
-        game.answer([answer(request) for request in pending])  # type: ignore[operator]

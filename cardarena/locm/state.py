@@ -412,11 +412,6 @@ class State:
     def is_terminal(self) -> bool:
         return self.phase is _ENDED
 
-    @property
-    def draft_turn(self) -> int:
-        """Deck building: how many cards the player to act has chosen so far."""
-        return len(self.players[self.current_player].chosen)
-
     def returns(self) -> tuple[float, float]:
         """+1 for the winner, -1 for the loser, 0 each while running or without winner."""
         if self.winner is None:
@@ -907,27 +902,6 @@ class State:
                 hand.append(deck.pop(0))
             else:
                 player.health -= DECKOUT_DAMAGE
-
-    # --- finding things ----------------------------------------------------------
-
-    def find_creature(self, instance_id: int) -> tuple[int, Creature] | None:
-        """(owner, creature) of a creature on either board."""
-        for owner, player in enumerate(self.players):
-            creature = _find(player.board, instance_id)
-            if creature is not None:
-                return owner, creature
-        return None
-
-    def base_id_of(self, instance_id: int) -> int | None:
-        """The card number of an instance id anywhere in the game (for action lines)."""
-        for player in self.players:
-            for inst in (*player.hand, *player.deck):
-                if inst.id == instance_id:
-                    return inst.card.base_id
-            creature = _find(player.board, instance_id)
-            if creature is not None:
-                return creature.card.base_id
-        return None
 
     # --- ending from outside (protocol errors, SDK limits) -----------------------
 
