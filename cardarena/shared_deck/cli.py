@@ -5,74 +5,162 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import csv
+import dataclasses
+import io
+import json
 import logging
+import math
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from .bots import STRATEGIES, run_bot
 from .client import ServerError
-from .rules import RuleSet
+from .errors import ErrorCode, GameError
+from .match import ACTIONS
+from .rules import MAX_CARD_ID, MatchState, RuleSet
 from .server import MIN_TURN_SECONDS, GameServer, ServerConfig
-from .store import Store
+from .store import DatabaseLocked, DatabaseMissing, Store, StoredMatch, StoredTournament
 
 DEFAULT_DB = "shared-deck.db"
 SECRET_ENV = "SHARED_DECK_SECRET"
 DEFAULT_RULES = RuleSet()
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line (``shared-deck serve: argument --port: ...``), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
 def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default=DEFAULT_DB, help=f"SQLite database (default {DEFAULT_DB})")
 
 
-def _positive_turn_seconds(text: str) -> float:
-    value = float(text)
-    if value < MIN_TURN_SECONDS:
-        raise argparse.ArgumentTypeError(f"must be at least {MIN_TURN_SECONDS}")
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
     return value
 
 
+def _turn_seconds(text: str) -> float:
+    value = _number(text)
+    if value < MIN_TURN_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be at least {MIN_TURN_SECONDS}, got {text}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    value = _number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def _int_in(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer in low..high (no upper bound if high is None)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bounds = f"at least {low}" if high is None else f"in {low}..{high}"
+            raise argparse.ArgumentTypeError(f"must be {bounds}, got {value}")
+        return value
+
+    return parse
+
+
+_port = _int_in(0, 65535)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="shared-deck", description=__doc__)
+    parser = _Parser(prog="shared-deck", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
     add = commands.add_parser("add-player", help="register a player; prints its new secret")
     add.add_argument("name")
     _add_db(add)
+    rotate = commands.add_parser("rotate-secret", help="give a player a new secret; prints it")
+    rotate.add_argument("name")
+    _add_db(rotate)
+    remove = commands.add_parser(
+        "remove-player", help="stop a player from logging in and playing; keeps its history"
+    )
+    remove.add_argument("name")
+    _add_db(remove)
 
     serve = commands.add_parser("serve", help="run the tournament server")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=7000, help="0 picks a free port")
+    serve.add_argument("--port", type=_port, default=7000, help="0 picks a free port")
     _add_db(serve)
-    serve.add_argument("--turn-seconds", type=_positive_turn_seconds, default=1.0)
-    serve.add_argument("--turns-per-match", type=int, default=DEFAULT_RULES.turns_per_match)
+    serve.add_argument("--create", action="store_true", help="create the database if missing")
+    serve.add_argument("--turn-seconds", type=_turn_seconds, default=1.0)
+    serve.add_argument("--turns-per-match", type=_int_in(1), default=DEFAULT_RULES.turns_per_match)
     serve.add_argument("--seed", type=int, help="base seed of the tournaments' decks")
     serve.add_argument("--init-hp", type=int, default=DEFAULT_RULES.init_hp, help="must be even")
-    serve.add_argument("--deck-size", type=int, default=DEFAULT_RULES.deck_size)
-    serve.add_argument("--draws-per-turn", type=int, default=DEFAULT_RULES.draws_per_turn)
-    serve.add_argument("--burns-per-turn", type=int, default=DEFAULT_RULES.burns_per_turn)
-    serve.add_argument("--hand-limit", type=int, default=DEFAULT_RULES.hand_limit)
+    serve.add_argument("--deck-size", type=_int_in(1, MAX_CARD_ID), default=DEFAULT_RULES.deck_size)
+    serve.add_argument("--draws-per-turn", type=_int_in(0), default=DEFAULT_RULES.draws_per_turn)
+    serve.add_argument("--burns-per-turn", type=_int_in(0), default=DEFAULT_RULES.burns_per_turn)
+    serve.add_argument("--hand-limit", type=_int_in(0), default=DEFAULT_RULES.hand_limit)
     serve.add_argument(
         "--command-budget",
-        type=int,
+        type=_int_in(1),
         default=ServerConfig.command_budget,
         help="commands per player per turn before ERR 953",
     )
-    serve.add_argument("--login-timeout", type=float, default=ServerConfig.login_timeout)
+    serve.add_argument(
+        "--login-timeout", type=_positive_seconds, default=ServerConfig.login_timeout
+    )
     serve.add_argument(
         "--start-after-logins",
-        type=int,
+        type=_int_in(0),
         default=0,
         help="hold the first tournament until this many players are logged in",
+    )
+    serve.add_argument(
+        "--min-players",
+        type=_int_in(0),
+        default=ServerConfig.min_players,
+        help="start a tournament only while this many of its players are logged in (0: always)",
+    )
+    serve.add_argument(
+        "--tournaments", type=_int_in(1), help="stop (exit 0) after this many stored tournaments"
+    )
+    serve.add_argument(
+        "--write-attempts",
+        type=_int_in(1),
+        default=ServerConfig.write_attempts,
+        help="tries of a failing database write before the server stops",
     )
 
     results = commands.add_parser("results", help="print the leaderboard and last tournament")
     _add_db(results)
+    form = results.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="as JSON")
+    form.add_argument("--csv", action="store_true", help="as CSV")
+    which = results.add_mutually_exclusive_group()
+    which.add_argument("--tournament", type=_int_in(1), help="one tournament and its matches")
+    which.add_argument("--match", type=_int_in(1), help="one match, turn by turn")
+
+    match = commands.add_parser("match", help="print one stored match, turn by turn")
+    match.add_argument("id", type=_int_in(1))
+    _add_db(match)
+    match.add_argument("--json", action="store_true", help="as JSON")
 
     bot = commands.add_parser("bot", help="run a built-in bot")
     bot.add_argument("--name", required=True)
@@ -83,14 +171,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bot.add_argument("--strategy", choices=sorted(STRATEGIES), default="greedy")
     bot.add_argument("--host", default="127.0.0.1")
-    bot.add_argument("--port", type=int, default=7000)
+    bot.add_argument("--port", type=_port, default=7000)
     bot.add_argument("--seed", type=int)
-    bot.add_argument("--turns", type=int, help="stop after this many turns")
+    bot.add_argument("--turns", type=_int_in(1), help="stop after this many turns")
 
     demo = commands.add_parser("demo", help="a local server, four bots, two short tournaments")
-    demo.add_argument("--tournaments", type=int, default=2)
-    demo.add_argument("--turn-seconds", type=_positive_turn_seconds, default=0.1)
-    demo.add_argument("--turns-per-match", type=int, default=30)
+    demo.add_argument("--tournaments", type=_int_in(1), default=2)
+    demo.add_argument("--turn-seconds", type=_turn_seconds, default=0.1)
+    demo.add_argument("--turns-per-match", type=_int_in(1), default=30)
     demo.add_argument("--seed", type=int, default=1)
     return parser
 
@@ -100,6 +188,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     try:
         return _run(args)
+    except DatabaseMissing as error:
+        creator = "serve --create" if args.command == "serve" else "add-player"
+        print(f"shared-deck {args.command}: {error} (it is made by {creator})", file=sys.stderr)
+        return 2
     except sqlite3.Error as error:
         # A database path that cannot be opened or a file that is not a database.
         print(f"shared-deck: database {getattr(args, 'db', '?')}: {error}", file=sys.stderr)
@@ -108,13 +200,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "add-player":
-        return _add_player(args)
+        return _change_player(args, lambda store: store.add_player(args.name), create=True)
+    if args.command == "rotate-secret":
+        return _change_player(args, lambda store: store.rotate_secret(args.name))
+    if args.command == "remove-player":
+        return _change_player(args, lambda store: store.remove_player(args.name))
     if args.command == "serve":
         return _serve(args)
-    if args.command == "results":
-        with contextlib.closing(Store(args.db)) as store:
-            print(format_results(store))
-        return 0
+    if args.command in ("results", "match"):
+        return _results(args)
     if args.command == "bot":
         if not args.secret:
             print(f"shared-deck bot: give --secret or set ${SECRET_ENV}", file=sys.stderr)
@@ -138,18 +232,62 @@ def _run(args: argparse.Namespace) -> int:
     return asyncio.run(_demo(args))
 
 
-def _add_player(args: argparse.Namespace) -> int:
-    with contextlib.closing(Store(args.db)) as store:
+def _change_player(
+    args: argparse.Namespace, change: Callable[[Store], str | None], create: bool = False
+) -> int:
+    """add-player, rotate-secret, remove-player: print the new secret, if there is one."""
+    with contextlib.closing(Store(args.db, create=create)) as store:
         try:
-            secret = store.add_player(args.name)
+            secret = change(store)
         except ValueError as error:
-            print(f"shared-deck add-player: {error}", file=sys.stderr)
+            print(f"shared-deck {args.command}: {error}", file=sys.stderr)
             return 1
-    print(secret)
+    if secret is not None:
+        print(secret)
+    return 0
+
+
+def _results(args: argparse.Namespace) -> int:
+    """``results`` in every form, and ``match ID``; the database is opened read-only."""
+    match_id = args.id if args.command == "match" else args.match
+    as_csv = getattr(args, "csv", False)
+    with contextlib.closing(Store(args.db, read_only=True)) as store:
+        try:
+            if match_id is not None:
+                stored_match = store.match(match_id)
+                output = (
+                    json.dumps(match_json(stored_match), indent=1)
+                    if args.json
+                    else _csv(match_rows(stored_match))
+                    if as_csv
+                    else format_match(stored_match)
+                )
+            elif args.tournament is not None:
+                tournament = store.tournament(args.tournament)
+                output = (
+                    json.dumps(tournament_json(tournament), indent=1)
+                    if args.json
+                    else _csv(player_rows(tournament))
+                    if as_csv
+                    else format_tournament(tournament, with_matches=True)
+                )
+            elif args.json:
+                output = json.dumps(leaderboard_json(store), indent=1)
+            elif as_csv:
+                output = _csv(leaderboard_rows(store))
+            else:
+                output = format_results(store)
+        except KeyError as error:
+            print(f"shared-deck {args.command}: {error.args[0]}", file=sys.stderr)
+            return 1
+    print(output.rstrip("\n"))
     return 0
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if not args.create and not Path(args.db).exists():
+        # Checked before anything is bound or opened: a mistyped path changes nothing.
+        raise DatabaseMissing(f"database {args.db} does not exist")
     try:
         rules = RuleSet(
             init_hp=args.init_hp,
@@ -169,19 +307,30 @@ def _serve(args: argparse.Namespace) -> int:
             command_budget=args.command_budget,
             login_timeout=args.login_timeout,
             start_after_logins=args.start_after_logins,
+            min_players=args.min_players,
+            max_tournaments=args.tournaments,
+            create=args.create,
+            write_attempts=args.write_attempts,
         )
     except ValueError as error:
         print(f"shared-deck serve: {error}", file=sys.stderr)
         return 2
     try:
-        asyncio.run(_serve_until_signal(config))
-    except OSError as error:  # the port is taken, the database cannot be opened, ...
+        failure = asyncio.run(_serve_until_done(config))
+    except DatabaseLocked as error:
         print(f"shared-deck serve: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # the port is taken, the lock file cannot be made, ...
+        print(f"shared-deck serve: {error}", file=sys.stderr)
+        return 1
+    if failure is not None:
+        print(f"shared-deck serve: stopped: {failure}", file=sys.stderr)
         return 1
     return 0
 
 
-async def _serve_until_signal(config: ServerConfig) -> None:
+async def _serve_until_done(config: ServerConfig) -> str | None:
+    """Serve until SIGINT/SIGTERM or until the server is done; returns why it failed, if so."""
     server = GameServer(config)
     host, port = await server.start()
     print(f"shared-deck listening on {host}:{port}", flush=True)
@@ -189,32 +338,44 @@ async def _serve_until_signal(config: ServerConfig) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(server.done.wait())]
     try:
-        await stop.wait()
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        for wait in waits:
+            wait.cancel()
         await server.stop()
+    return server.failure
 
 
-def format_results(store: Store) -> str:
-    """The leaderboard, then the last finished tournament's table."""
-    finished = store.finished_tournaments()
-    lines = [f"Leaderboard after {len(finished)} tournament(s)"]
-    lines.append(f"{'rank':>4}  {'player':<32} {'points':>12} {'tournaments':>11}")
+# ----------------------------------------------------------------------- results
+def _csv(rows: list[list[object]]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
+
+
+def leaderboard_rows(store: Store) -> list[list[object]]:
+    rows: list[list[object]] = [["rank", "player", "points", "tournaments", "removed"]]
     for rank, row in enumerate(store.leaderboard(), start=1):
-        lines.append(f"{rank:>4}  {row.player:<32} {row.points:>12.2f} {row.tournaments:>11}")
-    if not finished:
-        return "\n".join(lines)
-    last = store.tournament(finished[-1])
-    lines.append("")
-    lines.append(
-        f"Tournament {last.number}: deck seed {last.seed}, {len(last.matches)} matches of "
-        f"{last.rules.turns_per_match} turns"
-    )
-    lines.append(
-        f"{'player':<32} {'points':>12} {'matches':>7} {'won':>4} {'lost':>4} {'total score':>11}"
-    )
-    table: dict[str, list[int]] = {name: [0, 0, 0, 0] for name in last.points}
-    for match in last.matches:
+        rows.append([rank, row.player, row.points, row.tournaments, int(row.removed)])
+    return rows
+
+
+def leaderboard_json(store: Store) -> dict[str, object]:
+    header, *rows = leaderboard_rows(store)
+    return {
+        "tournaments": store.finished_tournaments(),
+        "leaderboard": [
+            {**dict(zip(header, row, strict=True)), "removed": bool(row[4])} for row in rows
+        ],
+    }
+
+
+def player_rows(tournament: StoredTournament) -> list[list[object]]:
+    """Per player of one tournament: points, matches, wins, losses, sum of match scores."""
+    table: dict[str, list[int]] = {name: [0, 0, 0, 0] for name in tournament.points}
+    for match in tournament.matches:
         for me, my_hp, my_score, their_hp in (
             (match.first, match.first_hp, match.first_score, match.second_hp),
             (match.second, match.second_hp, match.second_score, match.first_hp),
@@ -224,9 +385,126 @@ def format_results(store: Store) -> str:
             row[1] += their_hp == 0
             row[2] += my_hp == 0
             row[3] += my_score
-    for name, points in sorted(last.points.items(), key=lambda item: (-item[1], item[0])):
-        played, won, lost, total = table[name]
+    rows: list[list[object]] = [["player", "points", "matches", "won", "lost", "total_score"]]
+    for name, points in sorted(tournament.points.items(), key=lambda item: (-item[1], item[0])):
+        rows.append([name, points, *table[name]])
+    return rows
+
+
+_MATCH_FIELDS = (
+    "id", "first", "second", "first_hp", "second_hp", "first_score", "second_score",
+    "turns_played",
+)  # fmt: skip
+
+
+def tournament_json(tournament: StoredTournament) -> dict[str, object]:
+    header, *rows = player_rows(tournament)
+    return {
+        "number": tournament.number,
+        "seed": tournament.seed,
+        "rules": dataclasses.asdict(tournament.rules),
+        "players": [dict(zip(header, row, strict=True)) for row in rows],
+        "matches": [
+            dict(zip(_MATCH_FIELDS, dataclasses.astuple(match)[:8], strict=True))
+            for match in tournament.matches
+        ],
+    }
+
+
+def format_tournament(tournament: StoredTournament, with_matches: bool = False) -> str:
+    """One tournament's table per player and, if asked, one line per match."""
+    lines = [
+        f"Tournament {tournament.number}: deck seed {tournament.seed}, "
+        f"{len(tournament.matches)} matches of {tournament.rules.turns_per_match} turns",
+        f"{'player':<32} {'points':>12} {'matches':>7} {'won':>4} {'lost':>4} {'total score':>11}",
+    ]
+    for name, points, played, won, lost, total in player_rows(tournament)[1:]:
         lines.append(f"{name:<32} {points:>12.2f} {played:>7} {won:>4} {lost:>4} {total:>11}")
+    if with_matches:
+        lines.append("")
+        lines.append(f"{'match':>7}  {'first':<20} {'second':<20} {'HP':>7} {'score':>9} turns")
+        for m in tournament.matches:
+            hp, score = f"{m.first_hp}-{m.second_hp}", f"{m.first_score} {m.second_score}"
+            lines.append(
+                f"{m.match_id:>7}  {m.first:<20} {m.second:<20} {hp:>7} {score:>9}"
+                f" {m.turns_played:>5}"
+            )
+    return "\n".join(lines)
+
+
+def format_results(store: Store) -> str:
+    """The leaderboard, then the last finished tournament's table."""
+    finished = store.finished_tournaments()
+    lines = [f"Leaderboard after {len(finished)} tournament(s)"]
+    lines.append(f"{'rank':>4}  {'player':<32} {'points':>12} {'tournaments':>11}")
+    for rank, row in enumerate(store.leaderboard(), start=1):
+        name = f"{row.player} (removed)" if row.removed else row.player
+        lines.append(f"{rank:>4}  {name:<32} {row.points:>12.2f} {row.tournaments:>11}")
+    if not finished:
+        return "\n".join(lines)
+    lines.append("")
+    lines.append(format_tournament(store.tournament(finished[-1])))
+    return "\n".join(lines)
+
+
+def _replayed(stored: StoredMatch) -> list[tuple[int, str, str, str, str]]:
+    """Each action with its answer as the player saw it, and the health at the turn's start:
+    (turn, player, command line, answer, HP). Played again through the rules engine, which
+    gives back the drawn cards that the log does not store."""
+    result = stored.result
+    names = (result.first, result.second)
+    state = MatchState(stored.deck, stored.rules)
+    rows = []
+    for action in result.actions():
+        state.advance_to(action.turn)
+        hp = f"{state.hp[0]}-{state.hp[1]}"
+        try:
+            drawn = ACTIONS[action.command](state, action.args)
+            answer = "OK" if drawn is None else f"OK {drawn.line}"
+        except GameError as error:
+            answer = f"ERR {error.code.value} {error.code.name}"
+        if action.code != 0:  # what was stored is what the player was told
+            answer = f"ERR {action.code} {ErrorCode(action.code).name}"
+        line = " ".join(map(str, (action.command, *action.args)))
+        rows.append((action.turn, names[action.side], line, answer, hp))
+    return rows
+
+
+def match_rows(stored: StoredMatch) -> list[list[object]]:
+    rows: list[list[object]] = [["turn", "player", "command", "answer", "hp_at_turn_start"]]
+    rows.extend(list(row) for row in _replayed(stored))
+    return rows
+
+
+def match_json(stored: StoredMatch) -> dict[str, object]:
+    result = stored.result
+    header, *rows = match_rows(stored)
+    return {
+        **dict(zip(_MATCH_FIELDS, dataclasses.astuple(result)[:8], strict=True)),
+        "tournament": stored.tournament,
+        "deck_seed": stored.seed,
+        "actions": [dict(zip(header, row, strict=True)) for row in rows],
+    }
+
+
+def format_match(stored: StoredMatch) -> str:
+    """A match turn by turn: the turns with actions, each headed by who moved and the health
+    of (first, second) at its start, then every command and its answer."""
+    r = stored.result
+    lines = [
+        f"Match {r.match_id}, tournament {stored.tournament} (deck seed {stored.seed}): "
+        f"{r.first} (first) against {r.second}, {stored.rules.turns_per_match} turns"
+    ]
+    turn = -1
+    for action_turn, player, line, answer, hp in _replayed(stored):
+        if action_turn != turn:
+            turn = action_turn
+            lines.append(f"turn {turn:>3}  {player}  HP {hp}")
+        lines.append(f"    {line:<24} {answer}")
+    lines.append(
+        f"end after {r.turns_played} turns: {r.first} HP {r.first_hp} score {r.first_score}, "
+        f"{r.second} HP {r.second_hp} score {r.second_score}"
+    )
     return "\n".join(lines)
 
 
@@ -286,7 +564,7 @@ async def _demo(args: argparse.Namespace) -> int:
             for bot in bots:
                 bot.wait()
             await server.stop()
-        with contextlib.closing(Store(db)) as store:
+        with contextlib.closing(Store(db, read_only=True)) as store:
             print(format_results(store))
     return 0
 

@@ -12,6 +12,9 @@ import asyncio
 import contextlib
 import gc
 import logging
+import math
+import sqlite3
+import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -20,9 +23,9 @@ from pathlib import Path
 from .deck import generate_deck
 from .errors import ErrorCode, GameError
 from .protocol import ARGUMENT_COUNTS, MAX_LINE_BYTES, execute, parse_command
-from .rules import RuleSet
-from .store import Store, dummy_hash, verify_secret
-from .tournament import Arena, DeckFactory, Tournament, TournamentResult
+from .rules import MAX_CARD_ID, RuleSet
+from .store import ServerLock, Store, dummy_hash, verify_secret
+from .tournament import Arena, DeckFactory, Tournament
 
 log = logging.getLogger("cardarena.shared_deck.server")
 
@@ -32,6 +35,12 @@ MAX_BUFFERED_BYTES = 64 * 1024
 
 FINISH_SLICE = 200
 """Matches scored per event-loop iteration when a tournament ends."""
+
+MAX_TOURNAMENT_ATTEMPTS = 3
+"""A tournament whose tick or scoring raises is played again; after this many tries of the
+same tournament the server stops (a bug that repeats is not worth a silent endless loop)."""
+MAX_FAILED_TICKS = 10
+"""Consecutive ticks that raise before the server stops."""
 
 _ERROR_LINES = {code: f"ERR {code.value} {code.name}\n" for code in ErrorCode}
 _COMMAND_WORDS = frozenset(name.encode() for name in ARGUMENT_COUNTS)
@@ -54,12 +63,41 @@ class ServerConfig:
     start_after_logins: int = 0
     """Hold the first tournament until this many players are logged in (demos and tests)."""
     deck_factory: DeckFactory = generate_deck
+    min_players: int = 2
+    """A tournament starts only while at least this many of its players are logged in
+    (0: it starts whoever is connected, the behaviour before this limit existed)."""
+    max_tournaments: int | None = None
+    """Stop starting tournaments once this many have been stored (``serve --tournaments``)."""
+    create: bool = True
+    """Create the database if it does not exist (``serve --create``; the CLI defaults to no)."""
+    write_attempts: int = 6
+    """Tries of a database write before the server gives up and stops."""
+    write_retry_seconds: float = 0.1
+    """First pause between tries; it doubles each time (0.1 s: 3.1 s over six tries)."""
 
     def __post_init__(self) -> None:
-        if self.turn_seconds < MIN_TURN_SECONDS:
-            raise ValueError(f"turn_seconds must be at least {MIN_TURN_SECONDS}")
+        if not math.isfinite(self.turn_seconds) or self.turn_seconds < MIN_TURN_SECONDS:
+            raise ValueError(f"turn_seconds must be a number of at least {MIN_TURN_SECONDS}")
+        if not math.isfinite(self.login_timeout) or self.login_timeout <= 0:
+            raise ValueError("login_timeout must be a positive number of seconds")
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"port must be in 0..65535, got {self.port}")
         if self.command_budget < 1:
             raise ValueError("command_budget must be at least 1")
+        if self.min_players < 0:
+            raise ValueError("min_players must not be negative")
+        if self.start_after_logins < 0:
+            raise ValueError("start_after_logins must not be negative")
+        if self.max_tournaments is not None and self.max_tournaments < 1:
+            raise ValueError("max_tournaments must be at least 1")
+        if self.write_attempts < 1:
+            raise ValueError("write_attempts must be at least 1")
+        if not math.isfinite(self.write_retry_seconds) or self.write_retry_seconds < 0:
+            raise ValueError("write_retry_seconds must be a non-negative number")
+        if self.rules.deck_size > MAX_CARD_ID:
+            # Card ids are unique in a deck and at most MAX_CARD_ID: a larger deck cannot be
+            # made, whatever the number of players (found only at the first tournament before).
+            raise ValueError(f"deck_size must be at most {MAX_CARD_ID}, got {self.rules.deck_size}")
 
 
 class _Budget:
@@ -73,7 +111,11 @@ class _Budget:
 
 
 class GameServer:
-    """A Shared Deck server: ``await start()``, then ``await stop()``."""
+    """A Shared Deck server: ``await start()``, then ``await stop()``.
+
+    ``done`` is set when the server has finished on its own: after ``max_tournaments``, or
+    when it cannot go on (``failure`` then says why); the owner should then call ``stop()``.
+    """
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
@@ -88,11 +130,23 @@ class GameServer:
         self.internal_errors = 0
         self.tick_lateness: deque[float] = deque(maxlen=100_000)
         """Seconds each tick ran after its scheduled time, for diagnostics."""
+        self.failed_ticks = 0
+        """Ticks that raised (each logged with its traceback, then handled)."""
+        self.failure: str | None = None
+        """Why the server stopped on its own (a write that kept failing, a repeating bug)."""
+        self.done = asyncio.Event()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shared-deck-db")
         self._writer_store: Store | None = None
         self._finishing: set[asyncio.Future[None]] = set()
+        self._pending: Tournament | None = None
+        """The tournament that has ended but is not yet stored: the next one waits for it."""
+        self._attempts: dict[int, int] = {}
+        self._failed_in_a_row = 0
+        self._last_tick_error = ""
         self._listener: asyncio.Server | None = None
+        self._lock: ServerLock | None = None
         self._tick_handle: asyncio.TimerHandle | None = None
+        self._ticks = 0
         self._clock_origin = 0.0
         self._saved_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self.address: tuple[str, int] = (config.host, config.port)
@@ -100,25 +154,41 @@ class GameServer:
 
     # -------------------------------------------------------------- lifecycle
     async def start(self) -> tuple[str, int]:
-        """Open the database, start the first tournament, the clock and the listener."""
+        """Bind the port, lock and open the database, then start the clock and the listener.
+
+        In that order: a port in use fails before any file is touched, and a second server on
+        the same database fails on the lock before it reads or writes anything.
+        """
         self.loop = asyncio.get_running_loop()
-        self.store = Store(self.config.db_path)
-        self._writer_store = await self.loop.run_in_executor(
-            self._writer, Store, self.config.db_path
+        self._listener = await self.loop.create_server(
+            lambda: Connection(self), self.config.host, self.config.port, start_serving=False
         )
-        discarded = self.store.discard_unfinished()
-        if discarded:
-            log.warning("discarded unfinished tournament(s) %s; playing again", discarded)
-        base_seed = self.store.base_seed(self.config.seed)
-        next_tournament, next_match_id = self.store.next_numbers()
+        try:
+            self._lock = ServerLock(self.config.db_path)
+            self.store = Store(self.config.db_path, create=self.config.create)
+            self._writer_store = await self.loop.run_in_executor(
+                self._writer, Store, self.config.db_path
+            )
+            discarded = self.store.discard_unfinished()
+            if discarded:
+                log.warning("discarded unfinished tournament(s) %s; playing again", discarded)
+            base_seed = self.store.base_seed(self.config.seed)
+            next_tournament, next_match_id = self.store.next_numbers()
+        except BaseException:
+            self._listener.close()
+            await self.loop.run_in_executor(self._writer, self._close_writer)
+            self._writer.shutdown(wait=True)
+            if self.store is not None:
+                self.store.close()
+            if self._lock is not None:
+                self._lock.release()
+            raise
         self.arena = Arena(
             self.config.rules, base_seed, next_tournament, next_match_id, self.config.deck_factory
         )
         log.info("base seed %d, next tournament %d", base_seed, next_tournament)
         self._start_tournament()
-        self._listener = await self.loop.create_server(
-            lambda: Connection(self), self.config.host, self.config.port
-        )
+        await self._listener.start_serving()
         host, port = self._listener.sockets[0].getsockname()[:2]
         self.address = (host, port)
         self._clock_origin = self.loop.time()
@@ -150,8 +220,13 @@ class GameServer:
         await self.loop.run_in_executor(self._writer, self._close_writer)
         self._writer.shutdown(wait=True)
         if self.store is not None:
-            self.store.discard_unfinished()
+            try:
+                self.store.discard_unfinished()
+            except sqlite3.Error as error:  # e.g. the disk is still full: the next start does it
+                log.warning("could not drop the unfinished tournament now: %s", error)
             self.store.close()
+        if self._lock is not None:
+            self._lock.release()
         gc.unfreeze()  # hand the heap back to the collector (matters when embedded, as in tests)
 
     def _close_writer(self) -> None:
@@ -167,40 +242,115 @@ class GameServer:
         self._saved_waiters.append((count, waiter))
         await waiter
 
+    def _halt(self, reason: str) -> None:
+        """Fail loudly: stop the clock (so no tournament starts) and tell the owner to stop."""
+        if self.failure is None:
+            self.failure = reason
+            log.critical("stopping: %s", reason)
+        if self._tick_handle is not None:
+            self._tick_handle.cancel()
+            self._tick_handle = None
+        self.done.set()
+
     # ------------------------------------------------------------------ clock
     def _schedule_tick(self) -> None:
-        assert self.loop is not None and self.arena is not None
-        due = self._clock_origin + (self.arena.turn + 1) * self.config.turn_seconds
+        """The next tick at its place on the clock (ticks that are late run back to back)."""
+        assert self.loop is not None
+        if self.failure is not None:
+            return
+        self._ticks += 1
+        due = self._clock_origin + self._ticks * self.config.turn_seconds
         self._tick_handle = self.loop.call_at(due, self._tick, due)
 
     def _tick(self, due: float) -> None:
-        """A global turn passes: WAITs get their OK, a finished tournament is handed over to be
-        scored and stored, the next one starts, then the commands held by WAIT are answered."""
-        assert self.loop is not None and self.arena is not None
+        """A global turn passes: a finished tournament is handed over to be scored and stored,
+        the next one starts once the last is stored, then WAITs get their OK and the commands
+        they held are answered. An exception is logged and handled: the clock goes on."""
+        assert self.loop is not None
         self.tick_lateness.append(self.loop.time() - due)
-        finished = self.arena.tick()
         waiting, self.waiting = self.waiting, []
+        try:
+            self._advance()
+            self._failed_in_a_row = 0
+        except Exception as error:
+            self._tick_failed(error)
         for connection in waiting:
             connection.announce_turn()
-        if finished is not None:
-            task = asyncio.ensure_future(self._finish(finished, self.arena.turn))
-            self._finishing.add(task)
-            task.add_done_callback(self._finishing.discard)
-        if self.arena.current is None:
-            self._start_tournament()
         for connection in waiting:
-            connection.resume()
+            try:
+                connection.resume()
+            except Exception:
+                self.internal_errors += 1
+                log.exception("internal error answering the commands held by WAIT")
+                connection.close()
         self._schedule_tick()
         # What survived a turn is long-lived (matches, logs): keep it out of the cyclic
         # collector's scans, which otherwise stall the loop for tens of milliseconds.
         gc.freeze()
 
+    def _advance(self) -> None:
+        assert self.arena is not None
+        finished = self.arena.tick()
+        if finished is not None:
+            self._pending = finished
+            task = asyncio.ensure_future(self._finish(finished, self.arena.turn))
+            self._finishing.add(task)
+            task.add_done_callback(self._finishing.discard)
+        self._start_tournament()
+
+    def _tick_failed(self, error: Exception) -> None:
+        """Log the traceback once per distinct error, and play the running tournament again
+        from its start (same number and deck): its state can no longer be trusted."""
+        self.failed_ticks += 1
+        self._failed_in_a_row += 1
+        signature = f"{type(error).__name__}: {error}"
+        if signature != self._last_tick_error:
+            log.error("turn %d failed; the clock goes on", self._ticks, exc_info=error)
+            self._last_tick_error = signature
+        else:
+            log.error("turn %d failed again: %s", self._ticks, signature)
+        assert self.arena is not None
+        running = self.arena.current
+        if running is not None:
+            self.arena.current = None
+            self._replay(running, "its turn failed")
+        if self._failed_in_a_row >= MAX_FAILED_TICKS:
+            self._halt(f"{self._failed_in_a_row} turns in a row failed; last: {signature}")
+
+    def _replay(self, tournament: Tournament, why: str) -> None:
+        """Forget a tournament and play it again next: same number, seed, deck, match ids."""
+        assert self.arena is not None
+        attempts = self._attempts.get(tournament.number, 0) + 1
+        self._attempts[tournament.number] = attempts
+        if attempts >= MAX_TOURNAMENT_ATTEMPTS:
+            self._halt(f"tournament {tournament.number} failed {attempts} times ({why})")
+            return
+        log.warning("tournament %d abandoned (%s); it will be played again", tournament.number, why)
+        self.arena.next_tournament = tournament.number
+        self.arena.next_match_id = tournament.first_match_id
+        if self.arena.previous is tournament:
+            self.arena.previous = None
+        self._submit("discard_unfinished")
+
     def _start_tournament(self) -> None:
+        """Start the next tournament if none is running or waiting to be stored, the limit
+        is not reached, and enough of its players are logged in."""
         assert self.arena is not None and self.store is not None
-        if self._holding_first and len(self.sessions) < self.config.start_after_logins:
+        if self.arena.current is not None or self._pending is not None or self.failure:
+            return
+        limit = self.config.max_tournaments
+        if limit is not None and len(self.saved_tournaments) >= limit:
+            return
+        needed = self.config.min_players
+        if self._holding_first:
+            needed = max(needed, self.config.start_after_logins)
+        if len(self.sessions) < needed:
+            return
+        players = self.store.player_names()
+        if sum(name in self.sessions for name in players) < needed:
             return
         self._holding_first = False
-        tournament = self.arena.start_tournament(self.store.player_names())
+        tournament = self.arena.start_tournament(players)
         if tournament is None:
             return
         log.info(
@@ -216,60 +366,90 @@ class GameServer:
 
     async def _finish(self, tournament: Tournament, turn: int) -> None:
         """Score a finished tournament a slice at a time, so that the clock and the commands
-        of the next tournament are not held up, then hand it to the writer thread."""
-        results = []
-        for result in tournament.match_results(turn):
-            results.append(result)
-            if len(results) % FINISH_SLICE == 0:
-                await asyncio.sleep(0)
-        self._save(tournament.summarize(results))
-        # Once per tournament, let the collector see everything again (frozen cyclic
-        # garbage would otherwise never be freed): one full collection, at a known time.
-        gc.unfreeze()
-        gc.collect()
-
-    def _save(self, result: TournamentResult) -> None:
+        are not held up, then store it; only then may the next tournament start."""
+        try:
+            results = []
+            for result in tournament.match_results(turn):
+                results.append(result)
+                if len(results) % FINISH_SLICE == 0:
+                    await asyncio.sleep(0)
+            summary = tournament.summarize(results)
+        except Exception as error:
+            self.internal_errors += 1
+            log.error("scoring tournament %d failed", tournament.number, exc_info=error)
+            self._pending = None
+            self._replay(tournament, "its scoring failed")
+            return
+        finally:
+            # Once per tournament, let the collector see everything again (frozen cyclic
+            # garbage would otherwise never be freed): one full collection, at a known time.
+            gc.unfreeze()
+            gc.collect()
+        try:
+            await asyncio.wrap_future(self._submit("finish_tournament", summary))
+        except Exception as error:
+            self._halt(f"tournament {summary.number} could not be stored: {error}")
+            return
         log.info(
-            "tournament %d finished: %s",
-            result.number,
-            ", ".join(f"{name} {points:.2f}" for name, points in sorted(result.points.items())),
+            "tournament %d stored: %s",
+            summary.number,
+            ", ".join(f"{name} {points:.2f}" for name, points in sorted(summary.points.items())),
         )
-        future = self._submit("finish_tournament", result)
-        future.add_done_callback(
-            lambda done: self._on_saved(result.number) if done.exception() is None else None
-        )
+        self._pending = None
+        self._on_saved(summary.number)
 
     def _submit(self, method: str, *args: object) -> Future[None]:
-        """Run a Store method in the writer thread (in submission order); log a failure."""
+        """Run a Store method in the writer thread (in submission order), retrying a failed
+        write with a doubling pause; a write that still fails stops the server."""
+        attempts, pause = self.config.write_attempts, self.config.write_retry_seconds
 
         def call() -> None:
             assert self._writer_store is not None
-            getattr(self._writer_store, method)(*args)
+            delay = pause
+            for attempt in range(1, attempts + 1):
+                try:
+                    getattr(self._writer_store, method)(*args)
+                    return
+                except (sqlite3.Error, OSError) as error:
+                    if attempt == attempts:
+                        log.error(
+                            "database write %s failed %d times", method, attempts, exc_info=error
+                        )
+                        raise
+                    log.warning(
+                        "database write %s failed (%s); try %d of %d in %.1f s",
+                        method, error, attempt + 1, attempts, delay,
+                    )  # fmt: skip
+                    time.sleep(delay)
+                    delay *= 2
 
         def check(done: Future[None]) -> None:
-            if done.exception() is not None:
-                log.error("database write %s failed", method, exc_info=done.exception())
+            error = done.exception()
+            if error is not None and self.loop is not None:
+                with contextlib.suppress(RuntimeError):  # the loop may already be closed
+                    self.loop.call_soon_threadsafe(
+                        self._halt, f"database write {method} failed: {error}"
+                    )
 
         future = self._writer.submit(call)
         future.add_done_callback(check)
         return future
 
     def _on_saved(self, number: int) -> None:
-        assert self.loop is not None
-
-        def record() -> None:
-            self.saved_tournaments.append(number)
-            still_waiting = []
-            for count, waiter in self._saved_waiters:
-                if len(self.saved_tournaments) >= count:
-                    if not waiter.done():
-                        waiter.set_result(None)
-                else:
-                    still_waiting.append((count, waiter))
-            self._saved_waiters = still_waiting
-
-        with contextlib.suppress(RuntimeError):  # the loop may already be closed
-            self.loop.call_soon_threadsafe(record)
+        """A tournament is committed: wake whoever waits for it; stop after the last one."""
+        self.saved_tournaments.append(number)
+        still_waiting = []
+        for count, waiter in self._saved_waiters:
+            if len(self.saved_tournaments) >= count:
+                if not waiter.done():
+                    waiter.set_result(None)
+            else:
+                still_waiting.append((count, waiter))
+        self._saved_waiters = still_waiting
+        limit = self.config.max_tournaments
+        if limit is not None and len(self.saved_tournaments) >= limit:
+            log.info("%d tournament(s) stored: done", len(self.saved_tournaments))
+            self.done.set()
 
     # ---------------------------------------------------------------- players
     def logged_in(self, name: str, connection: Connection) -> _Budget:

@@ -8,13 +8,17 @@ played again under the same number, seed and deck.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import hashlib
 import hmac
 import json
+import os
 import re
 import secrets
 import sqlite3
+import urllib.parse
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,7 +44,8 @@ CREATE TABLE IF NOT EXISTS players (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
     secret_hash TEXT NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    removed_at TEXT
 );
 CREATE TABLE IF NOT EXISTS tournaments (
     number INTEGER PRIMARY KEY,
@@ -113,6 +118,14 @@ def valid_player_name(name: str) -> bool:
     return NAME_PATTERN.fullmatch(name) is not None and name not in ARGUMENT_COUNTS
 
 
+class DatabaseMissing(Exception):
+    """The database file does not exist and this command does not create it."""
+
+
+class DatabaseLocked(Exception):
+    """Another ``shared-deck serve`` holds the database."""
+
+
 @dataclass(frozen=True, slots=True)
 class StandingRow:
     """One line of the leaderboard."""
@@ -120,6 +133,7 @@ class StandingRow:
     player: str
     points: float
     tournaments: int
+    removed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,17 +152,91 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class Store:
-    """One connection to the database; use one Store per thread."""
+def lock_path(path: str | Path) -> Path:
+    return Path(f"{path}.lock")
 
-    def __init__(self, path: str | Path) -> None:
+
+class ServerLock:
+    """An exclusive ``flock`` on ``DB.lock``: one server per database.
+
+    The lock belongs to the open file description, so the kernel drops it when the process
+    dies, however it dies; the file itself is left in place (removing it would race with a
+    server that is just taking it).
+    """
+
+    def __init__(self, db_path: str | Path) -> None:
+        self.path = lock_path(db_path)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            os.close(fd)
+            by = f" (process {holder})" if holder.isdigit() else ""
+            raise DatabaseLocked(
+                f"database {db_path} is already served by another shared-deck serve{by};"
+                f" lock file {self.path}"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self.fd: int | None = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, 0)
+            os.close(self.fd)  # closing the only descriptor releases the flock
+            self.fd = None
+
+
+class Store:
+    """One connection to the database; use one Store per thread.
+
+    ``create=False`` refuses a path that does not exist (a mistyped ``--db`` must not make an
+    empty database); ``read_only=True`` opens it for reading only, so that a reader needs no
+    write access. A database it creates is made owner-only (0600) before SQLite writes to it;
+    SQLite gives its WAL and shared-memory files the database file's permissions.
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = True, read_only: bool = False) -> None:
+        path = Path(path)
+        if not path.exists():
+            if read_only or not create:
+                raise DatabaseMissing(f"database {path} does not exist")
+            try:
+                os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+            except FileExistsError:
+                pass  # made meanwhile by another process
+            except OSError as error:  # no such folder, no permission: what SQLite would say
+                raise sqlite3.OperationalError("unable to open database file") from error
+        self.read_only = read_only
+        uri = f"file:{urllib.parse.quote(str(path))}?mode={'ro' if read_only else 'rw'}"
         self.connection = sqlite3.connect(
-            str(path), isolation_level=None, check_same_thread=False, timeout=30.0
+            uri, uri=True, isolation_level=None, check_same_thread=False, timeout=30.0
         )
+        if read_only:
+            self.connection.execute("PRAGMA query_only = ON")
+            self._removed_column = "removed_at" in self._player_columns()
+            return
         self.connection.execute("PRAGMA journal_mode = WAL")
         self.connection.execute("PRAGMA synchronous = FULL")
         self.connection.execute("PRAGMA foreign_keys = ON")
         self.connection.executescript(SCHEMA)  # idempotent: every statement is IF NOT EXISTS
+        if "removed_at" not in self._player_columns():  # a database made before removal existed
+            try:
+                self.connection.execute("ALTER TABLE players ADD COLUMN removed_at TEXT")
+            except sqlite3.OperationalError as error:  # unless another process just did it
+                if "duplicate column" not in str(error):
+                    raise
+        self._removed_column = True
+
+    def _player_columns(self) -> set[str]:
+        return {row[1] for row in self.connection.execute("PRAGMA table_info(players)")}
+
+    @property
+    def _active(self) -> str:
+        """SQL condition on players ``p``: not removed."""
+        return "p.removed_at IS NULL" if self._removed_column else "1"
 
     def close(self) -> None:
         self.connection.close()
@@ -176,12 +264,42 @@ class Store:
             raise ValueError(f"player {name!r} already exists") from None
         return secret
 
+    def rotate_secret(self, name: str) -> str:
+        """Give a player a new secret (returned once); the old one stops working at once."""
+        secret = secrets.token_urlsafe(SECRET_BYTES)
+        with self._transaction():
+            changed = self.connection.execute(
+                "UPDATE players SET secret_hash = ? WHERE name = ? AND removed_at IS NULL",
+                (hash_secret(secret), name),
+            ).rowcount
+        if not changed:
+            raise ValueError(f"no player {name!r}")
+        return secret
+
+    def remove_player(self, name: str) -> None:
+        """Stop a player from logging in and from joining tournaments; keep its history (its
+        matches, points and leaderboard line), so its name stays taken."""
+        with self._transaction():
+            changed = self.connection.execute(
+                "UPDATE players SET removed_at = ? WHERE name = ? AND removed_at IS NULL",
+                (_now(), name),
+            ).rowcount
+        if not changed:
+            raise ValueError(f"no player {name!r}")
+
     def player_names(self) -> list[str]:
-        return [row[0] for row in self.connection.execute("SELECT name FROM players ORDER BY name")]
+        """The players who may log in and play: registered and not removed."""
+        return [
+            row[0]
+            for row in self.connection.execute(
+                f"SELECT name FROM players p WHERE {self._active} ORDER BY name"
+            )
+        ]
 
     def secret_hash(self, name: str) -> str | None:
+        """The stored hash of a player who may log in; None for unknown or removed names."""
         row = self.connection.execute(
-            "SELECT secret_hash FROM players WHERE name = ?", (name,)
+            f"SELECT secret_hash FROM players p WHERE name = ? AND {self._active}", (name,)
         ).fetchone()
         return None if row is None else row[0]
 
@@ -296,11 +414,11 @@ class Store:
     def leaderboard(self) -> list[StandingRow]:
         """Every registered player, best first; players without a tournament have 0 points."""
         rows = self.connection.execute(
-            "SELECT p.name, COALESCE(l.points, 0.0), COALESCE(l.tournaments, 0)"
-            " FROM players p LEFT JOIN leaderboard l ON l.player = p.id"
+            "SELECT p.name, COALESCE(l.points, 0.0), COALESCE(l.tournaments, 0),"
+            f" NOT ({self._active}) FROM players p LEFT JOIN leaderboard l ON l.player = p.id"
             " ORDER BY 2 DESC, p.name"
         )
-        return [StandingRow(name, points, count) for name, points, count in rows]
+        return [StandingRow(name, points, count, bool(gone)) for name, points, count, gone in rows]
 
     def finished_tournaments(self) -> list[int]:
         return [
@@ -338,6 +456,35 @@ class Store:
         rules = RuleSet(**json.loads(rules_json))
         return StoredTournament(number, seed, rules, deck_from_text(deck_text), points, matches)
 
+    def match(self, match_id: int) -> StoredMatch:
+        """One match of a finished tournament, with what is needed to replay it."""
+        row = self.connection.execute(
+            "SELECT m.id, a.name, b.name, m.first_hp, m.second_hp, m.first_score,"
+            " m.second_score, m.turns_played, m.log, t.number, t.seed, t.rules, t.deck"
+            " FROM matches m JOIN tournaments t ON t.number = m.tournament"
+            " JOIN players a ON a.id = m.first_player"
+            " JOIN players b ON b.id = m.second_player"
+            " WHERE m.id = ? AND t.status = 'finished'",
+            (match_id,),
+        ).fetchone()
+        if row is None:
+            raise KeyError(f"no stored match {match_id}")
+        result = MatchResult(*row[:9])
+        number, seed, rules_json, deck_text = row[9:]
+        rules = RuleSet(**json.loads(rules_json))
+        return StoredMatch(number, seed, rules, deck_from_text(deck_text), result)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMatch:
+    """A stored match and its tournament's deck and rules."""
+
+    tournament: int
+    seed: int
+    rules: RuleSet
+    deck: tuple[Card, ...]
+    result: MatchResult
+
 
 class _Transaction:
     """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on an exception."""
@@ -350,4 +497,18 @@ class _Transaction:
         return self.connection
 
     def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
-        self.connection.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+        if exc_type is None:
+            try:
+                self.connection.execute("COMMIT")
+            except sqlite3.Error:
+                self._rollback()
+                raise
+        else:
+            self._rollback()
+
+    def _rollback(self) -> None:
+        """Undo what is left to undo: after a full disk or an I/O error SQLite may already
+        have rolled the transaction back, and a second ROLLBACK would hide the first error."""
+        if self.connection.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self.connection.execute("ROLLBACK")

@@ -28,6 +28,8 @@ class RunningServer:
         with contextlib.closing(Store(db_path)) as store:
             self.secrets = {name: store.add_player(name) for name in players}
         config.setdefault("turn_seconds", 0.05)
+        # Most tests look at the first tournament before its players log in.
+        config.setdefault("min_players", 0)
         self.server = GameServer(ServerConfig(db_path=db_path, port=0, **config))
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)

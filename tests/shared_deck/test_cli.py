@@ -124,11 +124,18 @@ def test_killed_server_keeps_finished_tournaments_and_replays_the_unfinished_one
     assert running in ([], [len(before) + 1])  # at most the tournament that was under way
 
     server, port = start_serve(db, log)
+    bots = [
+        start_bot("alice", secrets["alice"], "greedy", port),
+        start_bot("bob", secrets["bob"], "random", port),
+    ]
     try:
         wait_finished(db, len(before) + 1)
     finally:
         server.send_signal(signal.SIGINT)
         assert server.wait(30) == 0
+        for bot in bots:
+            bot.kill()
+            bot.wait(10)
     after, board_after, running_after = snapshot(db)
     assert running_after == []  # a clean stop drops the tournament under way
     for number, tournament in before.items():
@@ -163,15 +170,33 @@ def test_demo_runs_bots_and_prints_the_leaderboard() -> None:
         assert name in demo.stdout
 
 
-@pytest.mark.parametrize(
-    "command", [["add-player", "alice"], ["results"], ["serve", "--port", "0"]]
-)
-def test_a_database_that_cannot_be_opened_is_a_one_line_error(
-    tmp_path: Path, command: list[str]
-) -> None:
+def test_a_database_that_cannot_be_opened_is_a_one_line_error(tmp_path: Path) -> None:
     missing = tmp_path / "no such folder" / "x.db"
-    result = run_cli(*command, "--db", str(missing))
+    result = run_cli("add-player", "alice", "--db", str(missing))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"shared-deck: database {missing}: unable to open database file"
     ]
+
+
+@pytest.mark.parametrize(
+    ("command", "creator"),
+    [
+        (["results"], "add-player"),
+        (["results", "--json"], "add-player"),
+        (["match", "1"], "add-player"),
+        (["rotate-secret", "alice"], "add-player"),
+        (["remove-player", "alice"], "add-player"),
+        (["serve", "--port", "0"], "serve --create"),
+    ],
+)
+def test_a_database_that_does_not_exist_is_not_created(
+    tmp_path: Path, command: list[str], creator: str
+) -> None:
+    missing = tmp_path / "typo.db"
+    result = run_cli(*command, "--db", str(missing))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"shared-deck {command[0]}: database {missing} does not exist (it is made by {creator})"
+    ]
+    assert list(tmp_path.iterdir()) == []
