@@ -27,19 +27,13 @@ def test_c_bot_plays_its_matches(
     subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(binary), str(SOURCE)], check=True)
     turns = 12
     server = start_server(
-        ["c-bot", "idle"],
-        start_after_logins=1,
-        turn_seconds=0.1,
-        rules=RuleSet(turns_per_match=turns),
-        seed=2,
+        ["c-bot", "idle"], start_after_logins=1, turn_seconds=0.1,
+        rules=RuleSet(turns_per_match=turns), seed=2,
     )
     bot = subprocess.run(
         [str(binary), server.host, str(server.port), "c-bot", str(turns + 3)],
         env={**os.environ, "SHARED_DECK_SECRET": server.secrets["c-bot"]},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+        capture_output=True, text=True, timeout=60, check=False,
     )
     assert bot.returncode == 0, bot.stderr
     server.wait_saved(1)

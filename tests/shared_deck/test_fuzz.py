@@ -134,12 +134,8 @@ def test_random_bytes_before_login(start_server: StartServer) -> None:
         connection.close()
         assert lines[0] == "LOGIN"
         for line in lines[1:]:
-            assert line in (
-                "PASSWORD",
-                "ERR 941 NotLoggedIn",
-                "ERR 940 AuthenticationFailed",
-                "ERR 952 LineTooLong",
-            ), line
+            assert line in ("PASSWORD", "ERR 941 NotLoggedIn", "ERR 940 AuthenticationFailed",
+                            "ERR 952 LineTooLong"), line
         assert other.ask("GET_MY_MATCHES", 3)[:2] == ["OK", "2"]
 
     fuzz()

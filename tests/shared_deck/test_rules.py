@@ -429,14 +429,7 @@ def test_small_decks_still_hold_every_type_and_seeds_differ() -> None:
 
 
 def test_card_validation_refuses_malformed_cards() -> None:
-    for line in (
-        "0 C 1 1 1 0 0",
-        "5 C 1 0 1 0 0",
-        "5 C 1 3 2 0 0",
-        "5 H 1 3 0 0 -1",
-        "5 X 0 0 0 0 -1",
-        "5 D 101 0 0 0 -1",
-        "5 D 1 0 0 0 2",
-    ):
+    for line in ("0 C 1 1 1 0 0", "5 C 1 0 1 0 0", "5 C 1 3 2 0 0", "5 H 1 3 0 0 -1",
+                 "5 X 0 0 0 0 -1", "5 D 101 0 0 0 -1", "5 D 1 0 0 0 2"):
         with pytest.raises(ValueError):
             Card.parse(line).validate()

@@ -36,15 +36,8 @@ def test_bots_play_full_matches_that_the_rules_engine_replays_exactly(
     async def bots() -> None:
         await asyncio.gather(
             *(
-                run_bot(
-                    server.host,
-                    server.port,
-                    name,
-                    server.secrets[name],
-                    strategy,
-                    seed=3,
-                    turns=turns + 4,
-                )
+                run_bot(server.host, server.port, name, server.secrets[name], strategy, seed=3,
+                        turns=turns + 4)
                 for name, strategy in (("greedy", "greedy"), ("randomer", "random"))
             )
         )
