@@ -333,11 +333,11 @@ async def _serve_until_done(config: ServerConfig) -> str | None:
     """Serve until SIGINT/SIGTERM or until the server is done; returns why it failed, if so."""
     server = GameServer(config)
     host, port = await server.start()
-    print(f"shared-deck listening on {host}:{port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, signal.SIGTERM):  # before the line that says it is ready
         loop.add_signal_handler(signum, stop.set)
+    print(f"shared-deck listening on {host}:{port}", flush=True)
     waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(server.done.wait())]
     try:
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)

@@ -211,13 +211,13 @@ class Store:
                 raise sqlite3.OperationalError("unable to open database file") from error
         self.read_only = read_only
         uri = f"file:{urllib.parse.quote(str(path))}?mode={'ro' if read_only else 'rw'}"
+        if read_only:
+            self.connection = self._open_read_only(uri)
+            self._removed_column = "removed_at" in self._player_columns()
+            return
         self.connection = sqlite3.connect(
             uri, uri=True, isolation_level=None, check_same_thread=False, timeout=30.0
         )
-        if read_only:
-            self.connection.execute("PRAGMA query_only = ON")
-            self._removed_column = "removed_at" in self._player_columns()
-            return
         self.connection.execute("PRAGMA journal_mode = WAL")
         self.connection.execute("PRAGMA synchronous = FULL")
         self.connection.execute("PRAGMA foreign_keys = ON")
@@ -229,6 +229,26 @@ class Store:
                 if "duplicate column" not in str(error):
                     raise
         self._removed_column = True
+
+    @staticmethod
+    def _open_read_only(uri: str) -> sqlite3.Connection:
+        """Read-only, also where nothing can be written: a WAL database needs its ``-shm``
+        file, and on a read-only file system that cannot be made, so the file is then read
+        as immutable (nobody can be writing it there either)."""
+        for suffix in ("", "&immutable=1"):
+            connection = sqlite3.connect(
+                uri + suffix, uri=True, isolation_level=None, check_same_thread=False, timeout=30
+            )
+            try:
+                connection.execute("PRAGMA query_only = ON")
+                connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError:
+                connection.close()
+                if suffix:
+                    raise
+                continue
+            return connection
+        raise AssertionError("unreachable")
 
     def _player_columns(self) -> set[str]:
         return {row[1] for row in self.connection.execute("PRAGMA table_info(players)")}
