@@ -188,6 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     try:
         return _run(args)
+    except BrokenPipeError:  # ``shared-deck results ... | head``: the reader has had enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except DatabaseMissing as error:
         creator = "serve --create" if args.command == "serve" else "add-player"
         print(f"shared-deck {args.command}: {error} (it is made by {creator})", file=sys.stderr)
@@ -401,7 +404,7 @@ def tournament_json(tournament: StoredTournament) -> dict[str, object]:
     header, *rows = player_rows(tournament)
     return {
         "number": tournament.number,
-        "seed": tournament.seed,
+        "deck_seed": tournament.seed,
         "rules": dataclasses.asdict(tournament.rules),
         "players": [dict(zip(header, row, strict=True)) for row in rows],
         "matches": [
@@ -493,7 +496,8 @@ def format_match(stored: StoredMatch) -> str:
     r = stored.result
     lines = [
         f"Match {r.match_id}, tournament {stored.tournament} (deck seed {stored.seed}): "
-        f"{r.first} (first) against {r.second}, {stored.rules.turns_per_match} turns"
+        f"{r.first} (first) against {r.second}, {stored.rules.turns_per_match} turns;"
+        f" HP is {r.first}-{r.second} at the start of each turn"
     ]
     turn = -1
     for action_turn, player, line, answer, hp in _replayed(stored):

@@ -423,12 +423,19 @@ class GameServer:
                     time.sleep(delay)
                     delay *= 2
 
+        if method == "finish_tournament":
+            what = f"storing tournament {getattr(args[0], 'number', '?')}"
+        elif method == "begin_tournament":
+            what = f"recording the start of tournament {args[0]}"
+        else:
+            what = f"database write {method}"
+
         def check(done: Future[None]) -> None:
             error = done.exception()
             if error is not None and self.loop is not None:
                 with contextlib.suppress(RuntimeError):  # the loop may already be closed
                     self.loop.call_soon_threadsafe(
-                        self._halt, f"database write {method} failed: {error}"
+                        self._halt, f"{what} failed {attempts} time(s): {error}"
                     )
 
         future = self._writer.submit(call)
