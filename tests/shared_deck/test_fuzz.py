@@ -107,7 +107,8 @@ def test_random_command_lines_and_bytes_after_login(start_server: StartServer) -
         check_answers(connection, payload)
         assert connection.ask("GET_MY_MATCHES", 3)[0] == "OK"
         connection.close()
-        assert other.ask("GET_MY_MATCHES", 3)[:2] == ["OK", "2"]
+        # 0 on the turn between two tournaments (the next waits until the last is stored)
+        assert other.ask("GET_MY_MATCHES", 3)[:2] in (["OK", "2"], ["OK", "0"])
 
     fuzz()
     assert server.server.internal_errors == 0
@@ -136,7 +137,8 @@ def test_random_bytes_before_login(start_server: StartServer) -> None:
         for line in lines[1:]:
             assert line in ("PASSWORD", "ERR 941 NotLoggedIn", "ERR 940 AuthenticationFailed",
                             "ERR 952 LineTooLong"), line
-        assert other.ask("GET_MY_MATCHES", 3)[:2] == ["OK", "2"]
+        # 0 on the turn between two tournaments (the next waits until the last is stored)
+        assert other.ask("GET_MY_MATCHES", 3)[:2] in (["OK", "2"], ["OK", "0"])
 
     fuzz()
     assert server.server.internal_errors == 0
