@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .bots import STRATEGIES, run_bot
-from .client import ServerError
+from .client import Reconnect, ServerError
 from .rules import RuleSet
 from .server import MIN_TURN_SECONDS, GameServer, ServerConfig
 from .store import Store
@@ -24,6 +24,8 @@ from .store import Store
 DEFAULT_DB = "shared-deck.db"
 SECRET_ENV = "SHARED_DECK_SECRET"
 DEFAULT_RULES = RuleSet()
+
+_DEFAULT_RECONNECT = Reconnect()
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
@@ -86,6 +88,18 @@ def build_parser() -> argparse.ArgumentParser:
     bot.add_argument("--port", type=int, default=7000)
     bot.add_argument("--seed", type=int)
     bot.add_argument("--turns", type=int, help="stop after this many turns")
+    bot.add_argument(
+        "--reconnect-attempts",
+        type=int,
+        default=_DEFAULT_RECONNECT.max_attempts,
+        help="failed reconnections in a row before giving up (0: exit on a lost connection)",
+    )
+    bot.add_argument(
+        "--reconnect-max-delay",
+        type=float,
+        default=_DEFAULT_RECONNECT.max_delay,
+        help="longest wait in seconds between reconnection attempts",
+    )
 
     demo = commands.add_parser("demo", help="a local server, four bots, two short tournaments")
     demo.add_argument("--tournaments", type=int, default=2)
@@ -120,6 +134,15 @@ def _run(args: argparse.Namespace) -> int:
             print(f"shared-deck bot: give --secret or set ${SECRET_ENV}", file=sys.stderr)
             return 2
         try:
+            reconnect = Reconnect(
+                args.reconnect_attempts,
+                args.reconnect_max_delay,
+                min(_DEFAULT_RECONNECT.first_delay, args.reconnect_max_delay),
+            )
+        except ValueError as error:
+            print(f"shared-deck bot: --reconnect-*: {error}", file=sys.stderr)
+            return 2
+        try:
             asyncio.run(
                 run_bot(
                     args.host,
@@ -129,6 +152,7 @@ def _run(args: argparse.Namespace) -> int:
                     args.strategy,
                     args.seed,
                     args.turns,
+                    reconnect,
                 )
             )
         except (ServerError, OSError) as error:
