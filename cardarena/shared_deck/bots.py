@@ -243,11 +243,11 @@ async def run_bot(
         while turns is None or played < turns:
             try:
                 for match_id in await client.get_my_matches():
-                    if (await client.get_turn_info(match_id)).my_turn:
-                        try:
+                    try:  # after a reconnection, a match id may be gone (954): skip it
+                        if (await client.get_turn_info(match_id)).my_turn:
                             await play(client, match_id, rng)
-                        except ServerError as error:
-                            log.info("%s, match %d: %s", name, match_id, error)
+                    except ServerError as error:
+                        log.info("%s, match %d: %s", name, match_id, error)
                 await client.wait()
             except Reconnected as error:
                 log.warning("%s: %s", name, error)
