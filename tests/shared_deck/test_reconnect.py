@@ -235,7 +235,7 @@ def test_takeover_raises_and_is_never_fought(start_server: Callable[..., Running
     with pytest.raises(LoginTakenOver):  # it stays taken over: no reconnection
         first.get_my_matches()
     assert first.reconnections == 0
-    assert second.get_my_matches() == []
+    assert isinstance(second.get_my_matches(), list)  # the new login works
     second.close()
 
     async def in_async() -> None:
