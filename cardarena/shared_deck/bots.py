@@ -8,13 +8,12 @@ NotYourTurn, which a bot takes as the end of its turn in that match.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from .client import AsyncClient, ServerError
+from .client import AsyncClient, Reconnect, Reconnected, ServerError
 from .errors import ErrorCode
 from .protocol import Board, BoardCreature
 from .rules import (
@@ -229,23 +228,30 @@ async def run_bot(
     strategy: str,
     seed: int | None = None,
     turns: int | None = None,
+    reconnect: Reconnect | None = None,
 ) -> None:
-    """Log in and play every own match on every turn, for ``turns`` turns or until closed."""
+    """Log in and play every own match on every turn, for ``turns`` turns or for ever.
+
+    With ``reconnect``, a lost connection is re-established and play goes on; otherwise, or
+    when the policy gives up or the login is taken over, the client's exception propagates.
+    """
     play = STRATEGIES[strategy]
     rng = random.Random(seed)
-    client = await AsyncClient.connect(host, port, name, secret)
+    client = await AsyncClient.connect(host, port, name, secret, reconnect)
     played = 0
     try:
         while turns is None or played < turns:
-            for match_id in await client.get_my_matches():
-                if (await client.get_turn_info(match_id)).my_turn:
-                    try:
-                        await play(client, match_id, rng)
+            try:
+                for match_id in await client.get_my_matches():
+                    try:  # after a reconnection, a match id may be gone (954): skip it
+                        if (await client.get_turn_info(match_id)).my_turn:
+                            await play(client, match_id, rng)
                     except ServerError as error:
                         log.info("%s, match %d: %s", name, match_id, error)
-            await client.wait()
+                await client.wait()
+            except Reconnected as error:
+                log.warning("%s: %s", name, error)
+                continue  # look at every match again; the turn count goes on from here
             played += 1
-    except (ConnectionError, asyncio.IncompleteReadError):
-        log.info("%s: the server closed the connection", name)
     finally:
         await client.close()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from .bots import STRATEGIES, run_bot
-from .client import ServerError
+from .client import Reconnect, ServerError
 from .errors import ErrorCode, GameError
 from .match import ACTIONS
 from .rules import MAX_CARD_ID, MatchState, RuleSet
@@ -32,6 +32,8 @@ from .store import DatabaseLocked, DatabaseMissing, Store, StoredMatch, StoredTo
 DEFAULT_DB = "shared-deck.db"
 SECRET_ENV = "SHARED_DECK_SECRET"
 DEFAULT_RULES = RuleSet()
+
+_DEFAULT_RECONNECT = Reconnect()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -174,6 +176,18 @@ def build_parser() -> argparse.ArgumentParser:
     bot.add_argument("--port", type=_port, default=7000)
     bot.add_argument("--seed", type=int)
     bot.add_argument("--turns", type=_int_in(1), help="stop after this many turns")
+    bot.add_argument(
+        "--reconnect-attempts",
+        type=_int_in(0),
+        default=_DEFAULT_RECONNECT.max_attempts,
+        help="failed reconnections in a row before giving up (0: exit on a lost connection)",
+    )
+    bot.add_argument(
+        "--reconnect-max-delay",
+        type=_positive_seconds,
+        default=_DEFAULT_RECONNECT.max_delay,
+        help="longest wait in seconds between reconnection attempts",
+    )
 
     demo = commands.add_parser("demo", help="a local server, four bots, two short tournaments")
     demo.add_argument("--tournaments", type=_int_in(1), default=2)
@@ -217,6 +231,15 @@ def _run(args: argparse.Namespace) -> int:
             print(f"shared-deck bot: give --secret or set ${SECRET_ENV}", file=sys.stderr)
             return 2
         try:
+            reconnect = Reconnect(
+                args.reconnect_attempts,
+                args.reconnect_max_delay,
+                min(_DEFAULT_RECONNECT.first_delay, args.reconnect_max_delay),
+            )
+        except ValueError as error:
+            print(f"shared-deck bot: --reconnect-*: {error}", file=sys.stderr)
+            return 2
+        try:
             asyncio.run(
                 run_bot(
                     args.host,
@@ -226,6 +249,7 @@ def _run(args: argparse.Namespace) -> int:
                     args.strategy,
                     args.seed,
                     args.turns,
+                    reconnect,
                 )
             )
         except (ServerError, OSError) as error:

@@ -4,17 +4,27 @@
 Every answer is read into a typed value from :mod:`.protocol`; every ``ERR`` line raises
 :class:`ServerError` with its :class:`~.errors.ErrorCode`, so a bot can write
 ``except ServerError as e: if e.code is ErrorCode.NotYourTurn: ...``.
+
+Given a :class:`Reconnect` policy, a client survives a lost connection: it reconnects with
+exponential back-off and jitter, logs in again and repeats the read or ``WAIT`` that was cut
+off; an action cut off raises :class:`Reconnected` (it may or may not have happened). It raises
+:class:`GaveUp` when the policy's attempts are spent and :class:`LoginTakenOver` when another
+connection logged in as the same player (it never fights that one for the login).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import socket
+import time
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
 
 from .errors import ErrorCode
+from .match import ACTIONS
 from .protocol import (
     Board,
     CardLimits,
@@ -56,11 +66,81 @@ class ProtocolViolation(ConnectionError):
     """The server sent something this client does not understand, or closed the connection."""
 
 
+class ConnectionLost(ProtocolViolation):
+    """The connection broke (closed, reset or timed out) and no reconnection was allowed."""
+
+
+class LoginTakenOver(ConnectionError):
+    """The server closed this connection because the player logged in on another one.
+
+    Not a :class:`ServerError`, so that a bot's ``except ServerError`` does not swallow it.
+    """
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"login taken over: another connection logged in as {name!r}")
+        self.name = name
+
+
+class GaveUp(ConnectionError):
+    """Every reconnection attempt of the :class:`Reconnect` policy failed."""
+
+    def __init__(self, attempts: int, last_error: BaseException) -> None:
+        super().__init__(f"gave up after {attempts} reconnection attempt(s): {last_error}")
+        self.attempts = attempts
+        self.last_error = last_error
+
+
+class Reconnected(ConnectionError):
+    """The connection broke during an action and was re-established; whether the action took
+    effect is unknown, so look at the match again before the next move."""
+
+    def __init__(self, command: str) -> None:
+        super().__init__(
+            f"{command}: connection lost and re-established; the action may not have been performed"
+        )
+        self.command = command
+
+
+@dataclass(frozen=True, slots=True)
+class Reconnect:
+    """How to reconnect after a lost connection.
+
+    Attempt *k* (from 0) waits between half and all of ``min(max_delay, first_delay * 2**k)``
+    seconds (the random half spreads many bots' reconnections over time), then connects and
+    logs in. ``max_attempts`` failed attempts in a row raise :class:`GaveUp`; 0 never retries.
+    """
+
+    max_attempts: int = 10
+    max_delay: float = 30.0
+    first_delay: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 0:
+            raise ValueError("max_attempts must be 0 or more")
+        if not (0 < self.first_delay <= self.max_delay < float("inf")):
+            raise ValueError("need 0 < first_delay <= max_delay, both finite")
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        """Seconds to wait before attempt ``attempt`` (0-based)."""
+        cap = min(self.max_delay, self.first_delay * 2.0 ** min(attempt, 60))
+        return cap / 2 + rng.uniform(0, cap / 2)
+
+
+_LOST = (ConnectionLost, OSError, EOFError)
+"""What counts as a lost connection (ConnectionLost and socket timeouts are OSErrors too)."""
+
+
+def _retry_or_raise(command: str) -> None:
+    """After a reconnection: reads and WAIT are repeated; an interrupted action raises."""
+    if command in ACTIONS:
+        raise Reconnected(command)
+
+
 def _command_line(command: str, args: tuple[int, ...]) -> bytes:
     return (" ".join((command, *map(str, args))) + "\n").encode()
 
 
-def _check_status(command: str, line: str) -> None:
+def _check_status(command: str, line: str, name: str) -> None:
     if line == "OK":
         return
     if line.startswith("ERR "):
@@ -68,6 +148,8 @@ def _check_status(command: str, line: str) -> None:
             code = error_from_line(line)
         except ValueError:
             raise ProtocolViolation(f"unexpected answer to {command}: {line!r}") from None
+        if code is ErrorCode.LoggedInElsewhere:
+            raise LoginTakenOver(name)
         raise ServerError(code, command)
     raise ProtocolViolation(f"unexpected answer to {command}: {line!r}")
 
@@ -78,27 +160,52 @@ class Client:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.reader = sock.makefile("rb")
+        self.name = ""
+        self.taken_over = False
+        self.reconnect: Reconnect | None = None
+        self.reconnections = 0
+        self._login: tuple[str, int, str, float | None] = ("", 0, "", None)
+        self._rng = random.Random()
 
     @classmethod
     def connect(
-        cls, host: str, port: int, name: str, secret: str, timeout: float | None = 30.0
+        cls,
+        host: str,
+        port: int,
+        name: str,
+        secret: str,
+        timeout: float | None = 30.0,
+        reconnect: Reconnect | None = None,
     ) -> Client:
-        """Connect and log in; raises AuthenticationError when refused."""
-        sock = socket.create_connection((host, port), timeout=timeout)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        client = cls(sock)
-        try:
-            client._expect("LOGIN")
-            client._send(f"{name}\n".encode())
-            client._expect("PASSWORD")
-            client._send(f"{secret}\n".encode())
-            line = client._readline()
-            if line != "OK":
-                raise AuthenticationError(ErrorCode.AuthenticationFailed, "login")
-        except BaseException:
-            client.close()
-            raise
+        """Connect and log in; raises AuthenticationError when refused.
+
+        The first connection is not retried (a wrong address fails at once); ``reconnect``
+        applies to connections lost later.
+        """
+        client = cls(cls._open(host, port, name, secret, timeout))
+        client.name = name
+        client.reconnect = reconnect
+        client._login = (host, port, secret, timeout)
         return client
+
+    @staticmethod
+    def _open(host: str, port: int, name: str, secret: str, timeout: float | None) -> socket.socket:
+        sock = socket.create_connection((host, port), timeout=timeout)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            reader = sock.makefile("rb")
+            with reader:
+                for expected, answer in (("LOGIN", name), ("PASSWORD", secret)):
+                    line = reader.readline().decode("ascii", "replace").rstrip("\r\n")
+                    if line != expected:
+                        raise ProtocolViolation(f"expected {expected!r}, got {line!r}")
+                    sock.sendall(f"{answer}\n".encode())
+                if reader.readline().rstrip(b"\r\n") != b"OK":
+                    raise AuthenticationError(ErrorCode.AuthenticationFailed, "login")
+        except BaseException:
+            sock.close()
+            raise
+        return sock
 
     def close(self) -> None:
         self.reader.close()
@@ -121,28 +228,70 @@ class Client:
     def _readline(self) -> str:
         line = self.reader.readline()
         if not line.endswith(b"\n"):
-            raise ProtocolViolation("the server closed the connection")
+            raise ConnectionLost("the server closed the connection")
         return line.decode("ascii").rstrip("\r\n")
 
-    def _expect(self, expected: str) -> None:
-        line = self._readline()
-        if line != expected:
-            raise ProtocolViolation(f"expected {expected!r}, got {line!r}")
+    def _status(self, command: str) -> None:
+        try:
+            _check_status(command, self._readline(), self.name)
+        except LoginTakenOver:
+            self.taken_over = True
+            self.close()
+            raise
 
-    def request(self, command: str, *args: int) -> list[str]:
-        """Send one command and return its data lines; raises ServerError on ``ERR``."""
+    def _reconnect(self, lost: BaseException) -> None:
+        """Back off, connect and log in again, or raise (ConnectionLost, GaveUp)."""
+        self.close()
+        policy = self.reconnect
+        if policy is None or policy.max_attempts == 0:
+            raise ConnectionLost(f"connection lost: {lost}") from lost
+        host, port, secret, timeout = self._login
+        error: BaseException = lost
+        for attempt in range(policy.max_attempts):
+            time.sleep(policy.delay(attempt, self._rng))
+            try:
+                self.sock = self._open(host, port, self.name, secret, timeout)
+            except AuthenticationError:
+                raise
+            except _LOST as failure:
+                error = failure
+                continue
+            self.reader = self.sock.makefile("rb")
+            self.reconnections += 1
+            return
+        raise GaveUp(policy.max_attempts, error) from error
+
+    def _exchange(self, command: str, args: tuple[int, ...]) -> list[str]:
         self._send(_command_line(command, args))
-        _check_status(command, self._readline())
+        self._status(command)
+        if command == "WAIT":
+            self._status(command)
+            return []
         count = fixed_data_lines(command)
         if count is not None:
             return [self._readline() for _ in range(count)]
         first = self._readline()
         return [first] + [self._readline() for _ in range(counted_data_lines(command, first))]
 
+    def request(self, command: str, *args: int) -> list[str]:
+        """Send one command and return its data lines; raises ServerError on ``ERR``.
+
+        ``WAIT`` returns when the next turn starts. On a lost connection, see :class:`Reconnect`.
+        """
+        while True:
+            if self.taken_over:
+                raise LoginTakenOver(self.name)
+            try:
+                return self._exchange(command, args)
+            except _LOST as lost:
+                if self.taken_over:
+                    raise
+                self._reconnect(lost)
+                _retry_or_raise(command)
+
     def wait(self) -> None:
         """WAIT: return when the next turn starts."""
         self.request("WAIT")
-        _check_status("WAIT", self._readline())
 
     def get_my_matches(self) -> list[int]:
         return read_match_ids(self.request("GET_MY_MATCHES"))
@@ -205,23 +354,44 @@ class AsyncClient:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
+        self.name = ""
+        self.taken_over = False
+        self.reconnect: Reconnect | None = None
+        self.reconnections = 0
+        self._login: tuple[str, int, str] = ("", 0, "")
+        self._rng = random.Random()
 
     @classmethod
-    async def connect(cls, host: str, port: int, name: str, secret: str) -> AsyncClient:
-        """Connect and log in; raises AuthenticationError when refused."""
+    async def connect(
+        cls, host: str, port: int, name: str, secret: str, reconnect: Reconnect | None = None
+    ) -> AsyncClient:
+        """Connect and log in; raises AuthenticationError when refused.
+
+        The first connection is not retried; ``reconnect`` applies to connections lost later.
+        """
+        client = cls(*await cls._open(host, port, name, secret))
+        client.name = name
+        client.reconnect = reconnect
+        client._login = (host, port, secret)
+        return client
+
+    @staticmethod
+    async def _open(
+        host: str, port: int, name: str, secret: str
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         reader, writer = await asyncio.open_connection(host, port)
-        client = cls(reader, writer)
         try:
-            await client._expect("LOGIN")
-            writer.write(f"{name}\n".encode())
-            await client._expect("PASSWORD")
-            writer.write(f"{secret}\n".encode())
-            if await client._readline() != "OK":
+            for expected, answer in (("LOGIN", name), ("PASSWORD", secret)):
+                line = (await reader.readline()).decode("ascii", "replace").rstrip("\r\n")
+                if line != expected:
+                    raise ProtocolViolation(f"expected {expected!r}, got {line!r}")
+                writer.write(f"{answer}\n".encode())
+            if (await reader.readline()).rstrip(b"\r\n") != b"OK":
                 raise AuthenticationError(ErrorCode.AuthenticationFailed, "login")
         except BaseException:
-            await client.close()
+            writer.close()
             raise
-        return client
+        return reader, writer
 
     async def close(self) -> None:
         self.writer.close()
@@ -242,18 +412,44 @@ class AsyncClient:
     async def _readline(self) -> str:
         line = await self.reader.readline()
         if not line.endswith(b"\n"):
-            raise ProtocolViolation("the server closed the connection")
+            raise ConnectionLost("the server closed the connection")
         return line.decode("ascii").rstrip("\r\n")
 
-    async def _expect(self, expected: str) -> None:
-        line = await self._readline()
-        if line != expected:
-            raise ProtocolViolation(f"expected {expected!r}, got {line!r}")
+    async def _status(self, command: str) -> None:
+        try:
+            _check_status(command, await self._readline(), self.name)
+        except LoginTakenOver:
+            self.taken_over = True
+            await self.close()
+            raise
 
-    async def request(self, command: str, *args: int) -> list[str]:
-        """Send one command and return its data lines; raises ServerError on ``ERR``."""
+    async def _reconnect(self, lost: BaseException) -> None:
+        """Back off, connect and log in again, or raise (ConnectionLost, GaveUp)."""
+        await self.close()
+        policy = self.reconnect
+        if policy is None or policy.max_attempts == 0:
+            raise ConnectionLost(f"connection lost: {lost}") from lost
+        host, port, secret = self._login
+        error: BaseException = lost
+        for attempt in range(policy.max_attempts):
+            await asyncio.sleep(policy.delay(attempt, self._rng))
+            try:
+                self.reader, self.writer = await self._open(host, port, self.name, secret)
+            except AuthenticationError:
+                raise
+            except _LOST as failure:
+                error = failure
+                continue
+            self.reconnections += 1
+            return
+        raise GaveUp(policy.max_attempts, error) from error
+
+    async def _exchange(self, command: str, args: tuple[int, ...]) -> list[str]:
         self.writer.write(_command_line(command, args))
-        _check_status(command, await self._readline())
+        await self._status(command)
+        if command == "WAIT":
+            await self._status(command)
+            return []
         count = fixed_data_lines(command)
         if count is not None:
             return [await self._readline() for _ in range(count)]
@@ -261,10 +457,25 @@ class AsyncClient:
         rest = [await self._readline() for _ in range(counted_data_lines(command, first))]
         return [first, *rest]
 
+    async def request(self, command: str, *args: int) -> list[str]:
+        """Send one command and return its data lines; raises ServerError on ``ERR``.
+
+        ``WAIT`` returns when the next turn starts. On a lost connection, see :class:`Reconnect`.
+        """
+        while True:
+            if self.taken_over:
+                raise LoginTakenOver(self.name)
+            try:
+                return await self._exchange(command, args)
+            except _LOST as lost:
+                if self.taken_over:
+                    raise
+                await self._reconnect(lost)
+                _retry_or_raise(command)
+
     async def wait(self) -> None:
         """WAIT: return when the next turn starts."""
         await self.request("WAIT")
-        _check_status("WAIT", await self._readline())
 
     async def get_my_matches(self) -> list[int]:
         return read_match_ids(await self.request("GET_MY_MATCHES"))

@@ -32,6 +32,8 @@ class ErrorCode(IntEnum):
     GameHasNotEndedYet = 933
     AuthenticationFailed = 940
     NotLoggedIn = 941
+    LoggedInElsewhere = 942
+    """Sent on an older connection, just before it is closed, when its player logs in again."""
     UnknownCommand = 950
     WrongArguments = 951
     LineTooLong = 952

@@ -463,7 +463,7 @@ class GameServer:
         """Make ``connection`` the player's only one, closing an older login."""
         older = self.sessions.get(name)
         if older is not None and older is not connection:
-            older.close()
+            older.close(_ERROR_LINES[ErrorCode.LoggedInElsewhere])
         self.sessions[name] = connection
         return self.budgets.setdefault(name, _Budget())
 
@@ -568,9 +568,12 @@ class Connection(asyncio.Protocol):
         self.writing_paused = False
         self._update_reading()
 
-    def close(self) -> None:
+    def close(self, last_line: str = "") -> None:
+        """Close after the answers already written and ``last_line`` (which says why)."""
         if self.transport is not None and self.stage != _CLOSED:
             self.stage = _CLOSED
+            if last_line:
+                self.transport.write(last_line.encode())
             self.transport.close()
 
     def _update_reading(self) -> None:

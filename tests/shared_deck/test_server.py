@@ -148,8 +148,9 @@ def test_login_handshake(start_server: StartServer) -> None:
         assert refused.line() == ""  # and the server closes the connection
         refused.close()
 
-    # A second login for the same player closes the first connection.
+    # A second login for the same player closes the first connection, saying why.
     second = logged_in(server, "alice")
+    assert connection.line() == "ERR 942 LoggedInElsewhere"
     assert connection.line() == ""
     assert second.ask("GET_MY_MATCHES", 3) == ["OK", "2", "1 2"]
     connection.close()
