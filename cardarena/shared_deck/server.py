@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import math
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -62,6 +63,8 @@ class ServerConfig:
             raise ValueError(f"turn_seconds must be at least {MIN_TURN_SECONDS}")
         if self.command_budget < 1:
             raise ValueError("command_budget must be at least 1")
+        if not math.isfinite(self.login_timeout) or self.login_timeout <= 0:
+            raise ValueError("login_timeout must be a finite number of seconds above 0")
         if self.prelogin_lines < 2:
             raise ValueError("prelogin_lines must be at least 2 (a name and a secret)")
 
