@@ -60,6 +60,8 @@ class ServerConfig:
     """Commands per player per turn before ``ERR 953 TooManyCommands`` (WAIT is not counted)."""
     login_timeout: float = 30.0
     """Seconds a connection may take to log in before it is closed."""
+    prelogin_lines: int = 8
+    """Lines a connection may send before it is logged in; one more and it is closed."""
     start_after_logins: int = 0
     """Hold the first tournament until this many players are logged in (demos and tests)."""
     deck_factory: DeckFactory = generate_deck
@@ -98,6 +100,8 @@ class ServerConfig:
             # Card ids are unique in a deck and at most MAX_CARD_ID: a larger deck cannot be
             # made, whatever the number of players (found only at the first tournament before).
             raise ValueError(f"deck_size must be at most {MAX_CARD_ID}, got {self.rules.deck_size}")
+        if self.prelogin_lines < 2:
+            raise ValueError("prelogin_lines must be at least 2 (a name and a secret)")
 
 
 class _Budget:
@@ -510,6 +514,8 @@ class Connection(asyncio.Protocol):
         self.writing_paused = False
         self.login_timer: asyncio.TimerHandle | None = None
         self.login_check: asyncio.Future[None] | None = None
+        self.prelogin_used = 0
+        """Lines received before login; past ServerConfig.prelogin_lines the client is closed."""
 
     # ------------------------------------------------------------- transport
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -635,6 +641,11 @@ class Connection(asyncio.Protocol):
                 self.server.waiting.append(self)
                 return "OK\n"
             return self.server.answer(self.player, self.budget, line)
+        self.prelogin_used += 1
+        if self.prelogin_used > self.server.config.prelogin_lines:
+            # A flood before login costs the server nothing more: close without an answer.
+            self.close()
+            return ""
         if self.stage == _NAME:
             words = line.split()
             if words and bytes(words[0]) in _COMMAND_WORDS:
