@@ -114,13 +114,14 @@ def test_properties_order_matches_a_jdk_17_with_many_keys() -> None:
     assert java_properties_order([f"k{i}" for i in range(14)]) == [
         "k0", "k1", "k2", "k3", "k4", "k5", "k11", "k6", "k10", "k7", "k13", "k8", "k12", "k9",
     ]  # fmt: skip
-    given = "a b c d e f g h i j seed xyz predefinedDraftIds".split()
+    given = "a b c d e f g h i j seed xyz predefinedDraftIds"
     added = ("draftChoicesSeed shufflePlayer0Seed shufflePlayer1Seed foo bar baz qux quux "
-             "corge grault garply waldo fred plugh").split()  # fmt: skip
-    assert java_properties_order(given, added) == (
+             "corge grault garply waldo fred plugh")  # fmt: skip
+    jdk = (
         "corge seed foo plugh predefinedDraftIds grault shufflePlayer0Seed bar qux waldo xyz "
         "baz fred a draftChoicesSeed b c d e f g h i j garply shufflePlayer1Seed quux"
-    ).split()
+    )
+    assert java_properties_order(given.split(), added.split()) == jdk.split()
 
 
 @pytest.mark.parametrize("version", ["1.0", "1.2", "1.5"])
@@ -208,6 +209,11 @@ def test_the_log_is_replaced_whole_and_leaves_no_temporary_file(tmp_path: Path) 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["game.json"]
 
 
+def _bots(tag: str, referee: int) -> list[int]:
+    """The tagged processes but the referee (its own command line holds the tag too)."""
+    return [pid for pid, _state in tagged_processes(tag) if pid != referee]
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_game_leaves_no_log(tmp_path: Path, tag: str, signum: int) -> None:
     fresh, kept = tmp_path / "fresh.json", tmp_path / "kept.json"
@@ -219,13 +225,10 @@ def test_an_interrupted_game_leaves_no_log(tmp_path: Path, tag: str, signum: int
             cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
-            def bots() -> list[int]:  # the referee's own command line holds the tag too
-                return [pid for pid, _state in tagged_processes(tag) if pid != referee.pid]
-
             deadline = time.monotonic() + 30
-            while not bots() and time.monotonic() < deadline:
+            while not _bots(tag, referee.pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            assert bots(), "the bot did not start"
+            assert _bots(tag, referee.pid), "the bot did not start"
             referee.send_signal(signum)
             out, _err = referee.communicate(timeout=30)
         finally:
