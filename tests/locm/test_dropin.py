@@ -257,3 +257,20 @@ def test_search_bot_regression_game_of_issue_10(tmp_path: Path) -> None:
         assert "-1" not in result.stdout.splitlines()[:2], result.stdout
         stderr = "".join(entry for entry in json.loads(log.read_text())["errors"]["0"] if entry)
         assert "Traceback" not in stderr and "cannot apply" not in stderr
+
+
+def test_log_to_dev_stdout_redirected_to_a_file_comes_before_the_scores(tmp_path: Path) -> None:
+    # Through a pipe (run_script_line above) and into a file: the same bytes, in order.
+    out = tmp_path / "out.txt"
+    with out.open("w") as stdout:
+        result = subprocess.run(
+            [*LOCM, "play", "-p1", "builtin:greedy", "-p2", "builtin:random", "-d", "seed=8",
+             "-l", "/dev/stdout"],
+            stdout=stdout, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=ENV, timeout=120,
+            check=False,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    first, *rest = out.read_text().split("\n")
+    assert json.loads(first)["scores"] in ({"0": 1, "1": 0}, {"0": 0, "1": 1})
+    assert sorted(rest[:2]) == ["0", "1"] and "seed=8" in rest
+    assert Path("/dev/stdout").is_symlink() or not Path("/dev/stdout").is_file()
