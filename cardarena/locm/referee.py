@@ -16,7 +16,6 @@ True
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import signal
 import threading
 import time
@@ -153,9 +152,7 @@ async def run_game(
             _record(recorder, game, players, requests, answers, elapsed, battle_turn, frames, seen)
     finally:
         await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
-    outcome = _outcome(game, recorder, players, time_control)
-    outcome = dataclasses.replace(outcome, early_exits=(early_exits[0], early_exits[1]))
-    return outcome
+    return _outcome(game, recorder, players, time_control, (early_exits[0], early_exits[1]))
 
 
 async def _timed_receive(
@@ -243,6 +240,7 @@ def _outcome(
     recorder: GameResultRecorder,
     players: Sequence[Player],
     time_control: TimeControl,
+    early_exits: tuple[str | None, str | None] = (None, None),
 ) -> GameOutcome:
     state = game.state
     params = state.params
@@ -283,6 +281,7 @@ def _outcome(
         parameter_lines=lines,
         summaries=list(game.summaries),
         log=log,
+        early_exits=early_exits,
     )
 
 

@@ -172,11 +172,17 @@ def test_a_bot_that_crashes_at_once_loses_and_the_result_is_printed(tmp_path: Pa
 
 
 def test_a_bot_that_crashes_mid_game_loses(tmp_path: Path, tag: str) -> None:
+    log = tmp_path / "game.json"
     result = locm("play", "--version", "1.2", "-p1", "builtin:greedy", "-p2",
-                  simple_bot("crash", 35, tag), "-d", "seed=5")  # fmt: skip
+                  simple_bot("crash", 35, tag), "-d", "seed=5", "-l", str(log))  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[:2] in (["0", "-1"], ["1", "-1"])
     assert "warning" not in result.stderr  # it did play: an ordinary loss
+    # As in the 1.5 jar's source: the red error line, then the turn's timing line.
+    last = [entry for entry in json.loads(log.read_text())["summaries"] if entry][-1]
+    first_line, second_line = last.splitlines()[:2]
+    assert first_line == "¤RED¤$1 timeout!§RED§"
+    assert TIMING_LINE.match(second_line) and second_line.startswith("$1 ")
 
 
 def test_a_command_that_cannot_run_is_a_usage_error_and_writes_nothing(tmp_path: Path) -> None:
