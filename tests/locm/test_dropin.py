@@ -280,3 +280,22 @@ def test_log_to_dev_stdout_redirected_to_a_file_comes_before_the_scores(tmp_path
     assert json.loads(first)["scores"] in ({"0": 1, "1": 0}, {"0": 0, "1": 1})
     assert sorted(rest[:2]) == ["0", "1"] and "seed=8" in rest
     assert Path("/dev/stdout").is_symlink() or not Path("/dev/stdout").is_file()
+
+
+def test_replay_reads_jar_logs_whatever_keys_the_script_passed() -> None:
+    from cardarena.locm.replay import log_setup
+
+    # A 1.2 jar (SDK 2) log: parameters in "uinput"; a contest script passed 1.5 keys too.
+    jar_1_2 = {
+        "outputs": {},
+        "uinput": ["cardGenSeed=4 draftChoicesSeed=1\nseed=1\n".replace(" ", "\n")],
+        "summaries": ["", "Player $0 chose Coppershell Tortoise (#64) creature COST:2\n"],
+    }
+    assert log_setup(jar_1_2)[:2] == ("1.2", {"cardGenSeed": "4", "draftChoicesSeed": "1",
+                                              "seed": "1"})  # fmt: skip
+    jar_1_5 = {
+        "outputs": {},
+        "gameParameters": ["draftChoicesSeed=4", "seed=1"],
+        "summaries": ["", "Player $0 chose cards 0x2, 1x2.\n$0 146513100ns at turn 0\n"],
+    }
+    assert log_setup(jar_1_5)[0] == "1.5"
