@@ -325,6 +325,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. locm replay log.json | head
         sys.stderr.close()
         return 1
+    except OSError as error:  # e.g. standard output on a full disk: one line, no traceback
+        print(f"locm: error: {error.strerror or error}", file=sys.stderr)
+        _silence_stdout()
+        return 1
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so that the interpreter's final flush of
+    what could not be written does not fail again on exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -299,3 +299,16 @@ def test_replay_reads_jar_logs_whatever_keys_the_script_passed() -> None:
         "summaries": ["", "Player $0 chose cards 0x2, 1x2.\n$0 146513100ns at turn 0\n"],
     }
     assert log_setup(jar_1_5)[0] == "1.5"
+
+
+def test_a_full_standard_output_is_one_line_not_a_traceback() -> None:
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [*LOCM, "play", "-p1", "builtin:random", "-p2", "builtin:random"],
+            stdout=full, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=ENV, timeout=120,
+            check=False,
+        )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == ["locm: error: No space left on device"]
