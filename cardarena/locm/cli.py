@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
+import stat
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -13,8 +16,8 @@ from .agents import BUILTIN_AGENTS, RandomAgent
 from .cards import ABILITIES_TEXT, generate_cards
 from .javarandom import JavaRandom
 from .params import ParameterError, parse_parameter_string, random_seed, resolve_parameters
-from .players import StartError
-from .referee import RefereeTerminated, TimeControl, play_game
+from .players import StartError, check_command
+from .referee import BUILTIN_PREFIX, RefereeTerminated, TimeControl, play_game
 from .replay import ReplayError, load_log, replay_lines
 from .rules import DEFAULT_VERSION, VERSIONS
 from .state import State
@@ -72,12 +75,15 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_play(args: argparse.Namespace) -> int:
     if args.league is not None and args.version != "1.0":
         raise UsageError("--league only applies to --version 1.0 (it selects the draft pool)")
+    for option, command in (("-p1", args.p1), ("-p2", args.p2)):
+        if not command.startswith(BUILTIN_PREFIX):
+            try:  # a missing or non-executable program is the command's fault: no game
+                check_command(command)
+            except StartError as error:
+                raise UsageError(f"{option}: {error}") from None
     params = resolve_parameters(args.version, parse_parameter_string(args.d or ""))
     if args.logs:
-        try:  # fail now, not after the game; append mode keeps an existing file intact
-            open(args.logs, "a", encoding="utf-8").close()
-        except OSError as error:
-            raise UsageError(f"cannot write the log {args.logs}: {error.strerror}") from None
+        check_log_path(args.logs)  # fail now, not after the game; creates nothing
     outcome = play_game(
         args.p1,
         args.p2,
@@ -86,16 +92,95 @@ def _cmd_play(args: argparse.Namespace) -> int:
         league=4 if args.league is None else args.league,
         time_control=TimeControl(args.time_scale, not args.no_time_limit),
     )
+    seats = zip(("-p1", "-p2"), (args.p1, args.p2), outcome.early_exits, strict=True)
+    for option, command, why in seats:
+        if why:  # scored as a loss, as the official runner does; but say why
+            print(f"locm: warning: {option} {command!r} {why}", file=sys.stderr)
+    log_error = None
     if args.logs:
-        with open(args.logs, "w", encoding="utf-8") as log:
-            log.write(json.dumps(outcome.log, ensure_ascii=False) + "\n")
+        # The jar writes the log before the scores: `-l /dev/stdout` scripts rely on it.
+        text = json.dumps(outcome.log, ensure_ascii=False) + "\n"
+        try:
+            if _is_stdout(args.logs):  # through our own stdout: same offset, same order
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            else:
+                sys.stdout.flush()
+                write_log(args.logs, text)
+        except OSError as error:
+            log_error = f"cannot write the log {args.logs}: {error.strerror or error}"
     scores = outcome.scores
     # An aborted run has no scores: the official command line prints "null" then.
     print("null" if scores is None else scores[0])
     print("null" if scores is None else scores[1])
     for line in outcome.parameter_lines:
         print(line)
+    if log_error:
+        sys.stdout.flush()
+        raise UsageError(log_error)  # after the result lines: the result is not lost
     return 0
+
+
+def check_log_path(path: str) -> None:
+    """Refuse a log path that cannot be written, without creating anything."""
+    if os.path.isdir(path):
+        raise UsageError(f"cannot write the log {path}: it is a directory")
+    if os.path.exists(path):
+        if not os.access(path, os.W_OK):
+            raise UsageError(f"cannot write the log {path}: permission denied")
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise UsageError(f"cannot write the log {path}: no such directory {directory}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write the log {path}: directory {directory} is not writable")
+
+
+def _is_stdout(path: str) -> bool:
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(sys.stdout.fileno()))
+    except (OSError, ValueError):
+        return False
+
+
+def _writes_in_place(path: str) -> bool:
+    """True for paths that must be written through, never replaced: devices and pipes
+    (``-l /dev/stdout`` in the contest scripts), and anything reached through /dev or
+    /proc (replacing ``/dev/stdout`` would replace the symlink, not write the output)."""
+    absolute = os.path.abspath(path)
+    if absolute.startswith(("/dev/", "/proc/")):
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return False
+    return not stat.S_ISREG(mode) or os.path.islink(path)
+
+
+def write_log(path: str, text: str) -> None:
+    """Write the log completely or not at all: a temporary file in the same directory,
+    then an atomic rename. Ctrl-C and SIGTERM wait until it is done, so an interrupted
+    run never leaves a partial or empty log."""
+    blocked = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    try:
+        if _writes_in_place(path):
+            with open(path, "w", encoding="utf-8") as log:
+                log.write(text)
+            return
+        directory, name = os.path.split(os.path.abspath(path))
+        temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+        try:
+            with open(temporary, "w", encoding="utf-8") as log:
+                log.write(text)
+                log.flush()
+                os.fsync(log.fileno())
+            os.replace(temporary, path)
+        finally:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
@@ -126,6 +211,20 @@ def _positive_float(text: str) -> float:
     return value
 
 
+LEAGUES = (1, 2, 3, 4)
+"""The 1.0 leagues: 1 very easy, 2 easy, 3 less easy, 4 the full card pool."""
+
+
+def _league(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value not in LEAGUES:
+        raise argparse.ArgumentTypeError(f"the 1.0 leagues are 1-4 (4: all cards), got {text!r}")
+    return value
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -142,7 +241,8 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
         help="play one game between two bots (commands or builtin:<agent>), like the "
         "official referee jar's play",
         description="Play one game. Prints player 0's score, player 1's score (1 win, 0 loss, "
-        "-1 error), then the game parameters used, one key=value per line (replay with -d).",
+        "-1 error: invalid output, timeout or crash), then the game parameters used, one "
+        "key=value per line (replay with -d). Keys a version does not read are printed back.",
     )
     builtins = "|".join(sorted(BUILTIN_AGENTS))
     play.add_argument(
@@ -157,7 +257,7 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
     play.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     play.add_argument(
         "--league",
-        type=_count,
+        type=_league,
         help="1.0 only: league level of the draft pool "
         "(default 4: all cards; the official 1.0 runs at 1 locally)",
     )
@@ -225,6 +325,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. locm replay log.json | head
         sys.stderr.close()
         return 1
+    except OSError as error:  # e.g. standard output on a full disk: one line, no traceback
+        print(f"locm: error: {error.strerror or error}", file=sys.stderr)
+        _silence_stdout()
+        return 1
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so that the interpreter's final flush of
+    what could not be written does not fail again on exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -63,6 +63,15 @@ def draft_pool_distinct_count(
 
 def constructed_pool(params: GameParameters) -> tuple[Card, ...]:
     """The cards offered in the 1.5 constructed turn, in the order they are listed."""
+    if params.predefined_constructed_ids is not None:
+        # Offered as listed, unsorted (the official referee's intent for this parameter).
+        if params.predefined_card_list_file is None:
+            from .cards import generate_cards
+
+            cardset = {card.base_id: card for card in generate_cards(params.seeds["cardGenSeed"])}
+        else:
+            cardset = CARDS_BY_ID
+        return tuple(cardset[card_id] for card_id in params.predefined_constructed_ids)
     if params.predefined_card_list_file is None:
         from .cards import generate_cards
 

@@ -63,19 +63,70 @@ def _java_string_hash(text: str) -> int:
     return value
 
 
-def java_properties_order(keys: Sequence[str]) -> list[str]:
-    """The order in which JDK 17 iterates a small ``Properties`` filled in ``keys`` order.
+class _JavaPropertiesOrder:
+    """The iteration order of a JDK 17 ``Properties`` (a ``ConcurrentHashMap``).
 
-    ``Properties`` is backed by a 16-bin ``ConcurrentHashMap``: iteration goes by bin
-    (spread hash & 15), and by insertion order within a bin. This is the order of
-    the ``key=value`` lines the official command line prints.
+    16 bins to start with (``new ConcurrentHashMap<>(8)``), iterated by bin (spread
+    hash & size-1) and by insertion order within a bin. At 12 keys the table doubles
+    (then at 24, ...): each bin splits in two, and the nodes before its last run of
+    same-destination nodes are re-linked in reverse, as ``transfer`` does.
     """
 
-    def bin_of(key: str) -> int:
-        h = _java_string_hash(key)
-        return (h ^ (h >> 16)) & 0x7FFFFFFF & 15
+    def __init__(self) -> None:
+        self.table: list[list[tuple[int, str]]] = [[] for _ in range(16)]
+        self.count = 0
+        self.size_ctl = 12
 
-    return sorted(keys, key=bin_of)  # sorted() is stable: insertion order within a bin
+    def put(self, key: str) -> None:
+        h = _java_string_hash(key)
+        spread = (h ^ (h >> 16)) & 0x7FFFFFFF
+        bin_ = self.table[spread & (len(self.table) - 1)]
+        if any(existing == key for _, existing in bin_):
+            return  # a new value for a known key keeps its place
+        bin_.append((spread, key))
+        self.count += 1
+        if self.count >= self.size_ctl:
+            self._resize()
+
+    def _resize(self) -> None:
+        n = len(self.table)
+        new: list[list[tuple[int, str]]] = [[] for _ in range(2 * n)]
+        for index, nodes in enumerate(self.table):
+            if not nodes:
+                continue
+            run_bit, last_run = nodes[0][0] & n, 0
+            for position in range(1, len(nodes)):
+                if nodes[position][0] & n != run_bit:
+                    run_bit, last_run = nodes[position][0] & n, position
+            low = list(nodes[last_run:]) if run_bit == 0 else []
+            high = list(nodes[last_run:]) if run_bit else []
+            for node in nodes[:last_run]:
+                if node[0] & n:
+                    high.insert(0, node)
+                else:
+                    low.insert(0, node)
+            new[index], new[index + n] = low, high
+        self.table = new
+        self.size_ctl = 2 * n - n // 2
+
+    def keys(self) -> list[str]:
+        return [key for nodes in self.table for _, key in nodes]
+
+
+def java_properties_order(keys: Sequence[str], added: Sequence[str] = ()) -> list[str]:
+    """The order in which the official command line prints the final parameters.
+
+    ``keys`` (the ``-d`` keys, in order) fill the runner's ``Properties``; the referee
+    process loads them in that map's order into its own, then adds ``added`` (the
+    derived ``seed`` and sub-seeds). Both maps follow :class:`_JavaPropertiesOrder`.
+    """
+    runner = _JavaPropertiesOrder()
+    for key in keys:
+        runner.put(key)
+    referee = _JavaPropertiesOrder()
+    for key in [*runner.keys(), *added]:
+        referee.put(key)
+    return referee.keys()
 
 
 def parameter_lines(used: Mapping[str, str], given: Sequence[str] = ()) -> list[str]:
@@ -84,9 +135,9 @@ def parameter_lines(used: Mapping[str, str], given: Sequence[str] = ()) -> list[
     Given parameters were put into the ``Properties`` first, then the referee added
     the derived ones.
     """
-    order = [key for key in given if key in used]
-    order += [key for key in used if key not in order]
-    return [f"{key}={used[key]}" for key in java_properties_order(order)]
+    first = [key for key in given if key in used]
+    added = [key for key in used if key not in first]
+    return [f"{key}={used[key]}" for key in java_properties_order(first, added)]
 
 
 class GameResultRecorder:

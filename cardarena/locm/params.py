@@ -3,9 +3,11 @@
 The official referees take ``key=value`` properties (``seed``, ``draftChoicesSeed``,
 ``cardGenSeed``, ...). Every sub-seed is derived from ``seed`` with successive
 ``nextLong()`` calls and then overridden by an explicit parameter of the same
-name. Unlike the official SDK, which silently replaces a malformed seed by a
-random one, we refuse bad input with a clear :class:`ParameterError`: a typo
-must never turn into a different game.
+name. A key the version does not read is kept and printed back unchanged, as the
+official referee does (contest scripts pass one key list to every version).
+Unlike the official SDK, which silently replaces a malformed seed by a random one,
+we refuse a malformed value of a key the version reads with a clear
+:class:`ParameterError`: a typo must never turn into a different game.
 """
 
 from __future__ import annotations
@@ -31,10 +33,17 @@ PREDEFINED_CARD_LIST_FILES = ("cardlist.txt",)
 """The 1.5 referee's only bundled card list (the 160 cards, all with area Target)."""
 
 
+CONSTRUCTED_POOL_SIZE = 120
+"""The 1.5 constructed turn offers this many cards (``predefinedConstructedIds`` lists them)."""
+
+
 def parameter_names(version: str | RuleSet) -> tuple[str, ...]:
-    """Every parameter the version accepts."""
+    """Every parameter the version reads (any other key is kept and printed back)."""
     rules = ruleset(version)
-    extra = ("predefinedDraftIds",) if rules.draft else ("predefinedCardListFile",)
+    if rules.draft:
+        extra: tuple[str, ...] = ("predefinedDraftIds",)
+    else:
+        extra = ("predefinedCardListFile", "predefinedConstructedIds")
     return ("seed", *SEED_NAMES[rules.draft], *extra)
 
 
@@ -48,18 +57,20 @@ class GameParameters:
     """Every sub-seed by its official name (derived or given)."""
     predefined_draft_ids: tuple[tuple[int, int, int], ...] | None = None
     predefined_card_list_file: str | None = None
+    predefined_constructed_ids: tuple[int, ...] | None = None
+    """1.5: the base ids of the 120 cards offered, in the order offered."""
     given: dict[str, str] = field(default_factory=dict)
+    """Every parameter as given (known or not), in the order given."""
 
     def as_dict(self) -> dict[str, str]:
-        """The parameters as the official referee prints them at the end: decimal strings."""
-        out = {"seed": str(self.seed)}
+        """The parameters as the official referee holds them at the end.
+
+        Given keys keep their given text (the referee never rewrites them), except
+        ``seed`` and the sub-seeds, which are the decimal values used.
+        """
+        out = dict(self.given)
+        out["seed"] = str(self.seed)
         out.update((name, str(value)) for name, value in self.seeds.items())
-        if self.predefined_draft_ids is not None:
-            out["predefinedDraftIds"] = ",".join(
-                " ".join(map(str, triple)) for triple in self.predefined_draft_ids
-            )
-        if self.predefined_card_list_file is not None:
-            out["predefinedCardListFile"] = self.predefined_card_list_file
         return out
 
 
@@ -76,6 +87,42 @@ def _parse_long(name: str, value: object) -> int:
         raise ParameterError(
             f"parameter {name} must be a decimal 64-bit integer, got {value!r}"
         ) from None
+
+
+def _parse_constructed_ids(value: object, card_list_file: str | None) -> tuple[int, ...]:
+    """The 1.5 pool by base id. (The official referee parses only 30 ids here and then
+    crashes reading the 120th pick; we do what the parameter was written for.)"""
+    from .cards import CARD_LIST
+
+    known = {card.base_id for card in CARD_LIST} if card_list_file else None
+    ids: list[int] = []
+    for number, word in enumerate(str(value).split(","), start=1):
+        try:
+            card_id = int(word.strip())
+        except ValueError:
+            raise ParameterError(
+                f"predefinedConstructedIds: entry {number} ({word.strip()!r}) is not a card id"
+            ) from None
+        if known is not None and card_id not in known:
+            raise ParameterError(
+                f"predefinedConstructedIds: unknown card id {card_id} in {card_list_file}"
+            )
+        if known is None and not 0 <= card_id < CONSTRUCTED_POOL_SIZE:
+            raise ParameterError(
+                f"predefinedConstructedIds: unknown card id {card_id} "
+                f"(generated cards are 0-{CONSTRUCTED_POOL_SIZE - 1})"
+            )
+        ids.append(card_id)
+    if len(ids) < CONSTRUCTED_POOL_SIZE:
+        raise ParameterError(
+            f"predefinedConstructedIds needs {CONSTRUCTED_POOL_SIZE} comma-separated card ids, "
+            f"got {len(ids)}"
+        )
+    ids = ids[:CONSTRUCTED_POOL_SIZE]
+    repeated = sorted({card_id for card_id in ids if ids.count(card_id) > 1})
+    if repeated:
+        raise ParameterError(f"predefinedConstructedIds: card id {repeated[0]} offered twice")
+    return tuple(ids)
 
 
 def _parse_draft_ids(value: object) -> tuple[tuple[int, int, int], ...]:
@@ -118,13 +165,9 @@ def resolve_parameters(
     """Validate ``given`` and derive every sub-seed the official way."""
     rules = ruleset(version)
     given = dict(given or {})
-    allowed = parameter_names(rules)
     for name in given:
-        if name not in allowed:
-            raise ParameterError(
-                f"unknown game parameter {name!r} for LOCM {rules.version}; "
-                f"known: {', '.join(allowed)}"
-            )
+        if not isinstance(name, str) or not name:
+            raise ParameterError(f"game parameter names must be non-empty text, got {name!r}")
     seed = _parse_long("seed", given["seed"]) if "seed" in given else random_seed()
     derive = JavaRandom(seed)
     seeds = {name: derive.next_long() for name in SEED_NAMES[rules.draft]}
@@ -132,32 +175,44 @@ def resolve_parameters(
         if name in given:
             seeds[name] = _parse_long(name, given[name])
     draft_ids = None
-    if "predefinedDraftIds" in given:
+    if "predefinedDraftIds" in given and rules.draft:
         draft_ids = _parse_draft_ids(given["predefinedDraftIds"])
     card_list_file = None
-    if "predefinedCardListFile" in given:
+    if "predefinedCardListFile" in given and not rules.draft:
         card_list_file = str(given["predefinedCardListFile"])
         if card_list_file not in PREDEFINED_CARD_LIST_FILES:
             raise ParameterError(
                 f"predefinedCardListFile: unknown card list {card_list_file!r}; "
                 f"known: {', '.join(PREDEFINED_CARD_LIST_FILES)}"
             )
+    constructed_ids = None
+    if "predefinedConstructedIds" in given and not rules.draft:
+        constructed_ids = _parse_constructed_ids(given["predefinedConstructedIds"], card_list_file)
     return GameParameters(
         version=rules.version,
         seed=seed,
         seeds=seeds,
         predefined_draft_ids=draft_ids,
         predefined_card_list_file=card_list_file,
+        predefined_constructed_ids=constructed_ids,
         given={name: str(value) for name, value in given.items()},
     )
 
 
 def parse_parameter_string(text: str) -> dict[str, str]:
-    """Parse the official ``-d`` form: space-separated ``key=value`` pairs."""
+    """Parse the official ``-d`` form: space-separated ``key=value`` pairs.
+
+    A key given twice is refused: the official referee silently keeps the last
+    value, which turns a copy-paste slip into a different game.
+    """
     out: dict[str, str] = {}
     for word in text.split():
         key, sep, value = word.partition("=")
         if not sep or not key:
             raise ParameterError(f"game parameter {word!r} is not of the form key=value")
+        if key in out:
+            raise ParameterError(
+                f"game parameter {key!r} given twice ({key}={out[key]} and {word}); give it once"
+            )
         out[key] = value
     return out

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +47,7 @@ class RefereeTerminated(Exception):
 
 
 class BotStartError(StartError):
-    """A bot could not be started or exited before playing: a usage error."""
+    """A built-in agent name is unknown, or a bot command cannot be started: a usage error."""
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,12 @@ class GameOutcome:
     parameter_lines: list[str]
     """``key=value`` lines in the order the official command line prints them."""
     summaries: list[str]
+    """The game's summary lines (deterministic: without the per-turn timing lines)."""
     log: dict[str, Any]
     """The GameResult JSON object."""
+    early_exits: tuple[str | None, str | None] = (None, None)
+    """Per player: why it never answered, if it exited with an error status before its
+    first answer (a broken command line, a missing script); the game still counts."""
 
 
 def make_player(spec: str, seed: int | None = None, time_scale: float = 1.0) -> Player:
@@ -113,36 +118,55 @@ async def run_game(
         params = resolve_parameters(version, params)
     game = ProtocolGame(version, params, league)
     recorder = GameResultRecorder()
+    early_exits: list[str | None] = [None, None]
     try:
         await asyncio.gather(*(player.start() for player in players))
         recorder.bootstrap_stderr = [player.take_stderr() for player in players]
         for _ in range(game.frames):  # 1.0/1.2: the frames showing the draft pool
             recorder.add_frame([Execution(0, "", players[0].take_stderr())])
         answered = [False, False]
+        battle_turn = -1  # the jars number battle turns from 0, both players together
         while requests := game.requests():
+            if len(requests) == 1:
+                battle_turn += 1
+            started = []
             for request in requests:
+                started.append(time.monotonic_ns())
                 await players[request.player].send(request.input, game.state, request.player)
-            answers: list[str | None] = []
-            for request in requests:
-                player = players[request.player]
-                line = await player.receive(time_control.seconds(request.timeout_ms))
+            # Both deck-building answers are awaited together, so that each player's
+            # time is its own (the official runner runs them one after the other).
+            timed = await asyncio.gather(
+                *(
+                    _timed_receive(players[r.player], time_control.seconds(r.timeout_ms), t0)
+                    for r, t0 in zip(requests, started, strict=True)
+                )
+            )
+            answers = [line for line, _ns in timed]
+            for request, line in zip(requests, answers, strict=True):
                 if line is None and not answered[request.player]:
-                    await _check_started(player, request.player)
+                    early_exits[request.player] = await _early_exit(players[request.player])
                 answered[request.player] = True
-                answers.append(line)
             frames, seen = game.frames, len(game.summaries)
             game.answer(answers)
-            _record(recorder, game, players, requests, answers, frames, seen)
+            elapsed = [ns for _, ns in timed]
+            _record(recorder, game, players, requests, answers, elapsed, battle_turn, frames, seen)
     finally:
         await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
-    return _outcome(game, recorder, players, time_control)
+    return _outcome(game, recorder, players, time_control, (early_exits[0], early_exits[1]))
 
 
-async def _check_started(player: Player, index: int) -> None:
+async def _timed_receive(
+    player: Player, timeout_s: float | None, started_ns: int
+) -> tuple[str | None, int]:
+    """The answer line and the nanoseconds from sending its input to reading it."""
+    line = await player.receive(timeout_s)
+    return line, time.monotonic_ns() - started_ns
+
+
+async def _early_exit(player: Player) -> str | None:
     if isinstance(player, ProcessPlayer):
-        why = await player.startup_failure()
-        if why:
-            raise BotStartError(f"-p{index + 1} {player.command!r} {why}")
+        return await player.startup_failure()
+    return None
 
 
 def _record(
@@ -151,18 +175,29 @@ def _record(
     players: Sequence[Player],
     requests: Sequence[Request],
     answers: Sequence[str | None],
+    elapsed_ns: Sequence[int],
+    battle_turn: int,
     frames_before: int,
     seen: int,
 ) -> None:
-    """Turn one answered request frame (and the frames it caused) into log frames."""
+    """Turn one answered request frame (and the frames it caused) into log frames.
+
+    The per-turn timing lines (``$0 123ns at turn 4``) are added here, where the
+    contest jars put them: after each player's 1.5 deck line, and first in each
+    battle turn's summary (after the error line if the answer ended the game).
+    They go to the log only: the game's own summary lines stay deterministic.
+    """
     lines = game.summaries[seen:]
     extra = game.frames - frames_before
     executions = [
         Execution(r.player, None if a is None else a + "\n", players[r.player].take_stderr())
         for r, a in zip(requests, answers, strict=True)
     ]
+    crashed = game.end_reason == EndReason.ABORTED_EMPTY_LINE  # the jar's referee died here
     if len(requests) == 2:
         # Deck building; then the visual frames (1.5) and the battle-init frame.
+        if not game.rules.draft and not crashed:
+            lines = _with_deck_timings(lines, elapsed_ns)
         recorder.add_frame(executions, lines)
         for index in range(extra):
             players_run = (0,) if index == extra - 1 else (0, 1)
@@ -176,9 +211,28 @@ def _record(
             chunks.append([])
         chunks[-1].append(line)
     chunks += [[] for _ in range(extra + 1 - len(chunks))]
+    if not crashed:
+        at = 1 if game.error_player == player and chunks[0] else 0
+        chunks[0].insert(at, timing_line(player, elapsed_ns[0], battle_turn))
     recorder.add_frame(executions, chunks[0])
     for chunk in chunks[1:]:
         recorder.add_frame([Execution(player, "", None)], chunk)
+
+
+def timing_line(player: int, elapsed_ns: int, turn: int) -> str:
+    """The jars' per-turn timing summary line; ``turn`` counts battle turns from 0
+    (both players' deck-building lines say turn 0)."""
+    return f"${player} {elapsed_ns}ns at turn {turn}"
+
+
+def _with_deck_timings(lines: Sequence[str], elapsed_ns: Sequence[int]) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        out.append(line)
+        for player in (0, 1):
+            if line.startswith(f"Player ${player} chose cards "):
+                out.append(timing_line(player, elapsed_ns[player], 0))
+    return out
 
 
 def _outcome(
@@ -186,15 +240,20 @@ def _outcome(
     recorder: GameResultRecorder,
     players: Sequence[Player],
     time_control: TimeControl,
+    early_exits: tuple[str | None, str | None] = (None, None),
 ) -> GameOutcome:
     state = game.state
     params = state.params
     if recorder.frames and recorder.frames[-1].summary and game.summaries:
         last = recorder.frames[-1].summary
-        if game.error_player is not None and last[-1] == game.summaries[-1]:
-            last[-1] = error_message(last[-1])
-        elif game.winner is not None and last[-1] == f"${game.winner} won!":
+        if game.winner is not None and last[-1] == f"${game.winner} won!":
             last[-1] = success_message(last[-1])
+        if game.error_player is not None:
+            token = f"${game.error_player}"
+            error = next(line for line in reversed(game.summaries) if line.startswith(token))
+            if error in last:
+                at = len(last) - 1 - last[::-1].index(error)
+                last[at] = error_message(error)
     aborted = game.end_reason in FAIL_CAUSES
     scores = None if aborted else game.scores
     lines = parameter_lines(params.as_dict(), list(params.given))
@@ -222,6 +281,7 @@ def _outcome(
         parameter_lines=lines,
         summaries=list(game.summaries),
         log=log,
+        early_exits=early_exits,
     )
 
 

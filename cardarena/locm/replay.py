@@ -50,17 +50,31 @@ def log_setup(
     """(version, parameters, league) of a logged game; options override the log."""
     ours = log.get("cardarena") or {}
     params: dict[str, str] = {}
-    for line in log.get("gameParameters") or []:
-        key, sep, value = str(line).partition("=")
-        if sep:
-            params[key] = value
+    # SDK 3 (1.5 jar, ours): "gameParameters", one line each; SDK 2 (1.2 jar): "uinput".
+    for entry in log.get("gameParameters") or log.get("uinput") or []:
+        for line in str(entry).splitlines():
+            key, sep, value = line.partition("=")
+            if sep:
+                params[key] = value
     if not params:
         raise ReplayError("the log has no game parameters (an aborted official run?)")
     if version is None:
-        version = ours.get("version") or ("1.5" if "cardGenSeed" in params else "1.2")
+        version = ours.get("version") or _guess_version(log, params)
     if league is None:
         league = int(ours.get("league", 4))
     return str(version), params, league
+
+
+def _guess_version(log: Mapping[str, Any], params: Mapping[str, str]) -> str:
+    """1.5 or 1.2 for a jar's log. The parameters alone can mislead (contest scripts
+    pass every version's keys, and the jars print them all back): the deck-building
+    summary says which game it was."""
+    text = "".join(entry for entry in log.get("summaries") or [] if isinstance(entry, str))
+    if "Generated cards: " in text or "Player $0 chose cards " in text:
+        return "1.5"
+    if "Player $0 chose " in text:
+        return "1.2"
+    return "1.5" if "cardGenSeed" in params else "1.2"
 
 
 def _tokens(line: str) -> str:

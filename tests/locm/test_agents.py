@@ -152,3 +152,27 @@ def test_bot_processes_play_through_the_referee(version: str) -> None:
     )
     assert outcome.error_player is None, outcome.summaries[-3:]
     assert outcome.winner in (0, 1)
+
+
+def test_search_never_plans_through_its_own_death() -> None:
+    """Regression (issue 10): a 1.2 card that costs its player health (#25: -2 to both
+    players) could end the game in a beam candidate; the reply stage then applied PASS
+    to a finished game and the bot crashed ("the game has ended; cannot apply PASS").
+    How deep the beam got depended on the clock, hence 3 crashes in 4 runs."""
+    from cardarena.locm.agents.evaluation import TUNED
+    from cardarena.locm.agents.search import _after_greedy_reply
+    from cardarena.locm.cards import CARDS_BY_ID
+    from cardarena.locm.state import PASS
+    from tests.locm.scenario import battle
+
+    state = battle("1.2", hands=[[(1, CARDS_BY_ID[25]), (3, CARDS_BY_ID[5])], []],
+                   health=(2, 30), turn=10)  # fmt: skip
+    agent = SearchAgent(seed=2, time_scale=50.0, max_rounds=3)  # all the time it needs
+    plan = agent.plan_turn(state)
+    assert plan[-1] == PASS
+    assert all(action.id != 1 for action in plan)  # summoning #25 would kill us
+    # The reply stage on an already finished game just evaluates it.
+    dead = state.clone()
+    dead.execute(dead.legal_actions()[[a.id for a in dead.legal_actions()].index(1)])
+    assert dead.is_terminal
+    assert _after_greedy_reply(dead, 0, TUNED, TUNED) < 0

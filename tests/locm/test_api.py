@@ -132,8 +132,15 @@ def test_illegal_actions_raise_a_clear_error() -> None:
         ("1.5", {"seed": "abc"}, "seed must be a decimal 64-bit integer"),
         ("1.5", {"seed": "42 "}, "seed must be a decimal 64-bit integer"),
         ("1.5", {"seed": 2**63}, "outside the Java long range"),
-        ("1.5", {"draftChoicesSeed": 1}, "unknown game parameter 'draftChoicesSeed' for LOCM 1.5"),
-        ("1.2", {"cardGenSeed": 1}, "unknown game parameter 'cardGenSeed'"),
+        ("1.2", {"draftChoicesSeed": "x1"}, "draftChoicesSeed must be a decimal 64-bit integer"),
+        ("1.5", {"predefinedConstructedIds": "1,2,3"}, "needs 120 comma-separated card ids, got 3"),
+        ("1.5", {"predefinedConstructedIds": ",".join(["0"] * 120)}, "card id 0 offered twice"),
+        ("1.5", {"predefinedConstructedIds": ",".join(map(str, range(1, 121)))},
+         r"unknown card id 120 \(generated cards are 0-119\)"),
+        ("1.5", {"predefinedCardListFile": "cardlist.txt",
+                 "predefinedConstructedIds": ",".join(map(str, range(0, 120)))},
+         "unknown card id 0 in cardlist.txt"),
+        ("1.5", {"predefinedConstructedIds": "a" + ",1" * 119}, "entry 1 .'a'. is not a card id"),
         ("1.2", {"predefinedDraftIds": "1 2 3,4 5 6"}, "needs 30 comma-separated triples, got 2"),
         ("1.2", {"predefinedDraftIds": ",".join(["1 2 999"] * 30)}, "unknown card id 999"),
         ("1.2", {"predefinedDraftIds": ",".join(["1 2"] * 30)}, "needs 3 card ids"),
@@ -155,7 +162,33 @@ def test_predefined_draft_ids_replace_the_draft_generator() -> None:
     state = State.new("1.2", {"seed": 5, "predefinedDraftIds": ids.replace(" ", "_")})
     assert [c.base_id for c in state.draft[0]] == [1, 2, 3]
     assert [c.base_id for c in state.draft[29]] == [88, 89, 90]
-    assert state.params.as_dict()["predefinedDraftIds"].startswith("1 2 3,4 5 6")
+    # Printed back exactly as given, as the official referee does (replayable with -d).
+    assert state.params.as_dict()["predefinedDraftIds"] == ids.replace(" ", "_")
+
+
+def test_keys_a_version_does_not_read_are_kept_and_printed_back() -> None:
+    given = {"cardGenSeed": "7", "draftChoicesSeed": "007", "seed": "3", "myTag": "run 1"}
+    state = State.new("1.5", given)
+    params = state.params.as_dict()
+    assert params["draftChoicesSeed"] == "007" and params["myTag"] == "run 1"
+    assert params["cardGenSeed"] == "7"  # a known sub-seed: the value used
+    assert State.new("1.5", {"seed": "3", "cardGenSeed": "7"}).pool == state.pool
+    # 1.2 ignores the 1.5 keys, even malformed ones, like the official referee.
+    assert State.new("1.2", {"seed": 3, "cardGenSeed": "x", "predefinedCardListFile": "y"})
+
+
+def test_predefined_constructed_ids_fix_the_1_5_pool_in_the_order_given() -> None:
+    ids = ",".join(str(i) for i in reversed(range(120)))
+    state = State.new("1.5", {"seed": 3, "predefinedConstructedIds": ids})
+    generated = {card.base_id: card for card in State.new("1.5", {"seed": 3}).pool}
+    assert [card.base_id for card in state.pool] == list(reversed(range(120)))
+    assert state.pool[0] == generated[119]
+    listed = ",".join(str(i) for i in range(41, 161))
+    state = State.new("1.5", {"seed": 3, "predefinedCardListFile": "cardlist.txt",
+                              "predefinedConstructedIds": listed})  # fmt: skip
+    assert [card.base_id for card in state.pool] == list(range(41, 161))
+    play_random(state, seed=1)
+    assert state.is_terminal
 
 
 def test_predefined_card_list_in_1_5_offers_120_of_the_160_cards() -> None:

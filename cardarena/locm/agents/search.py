@@ -231,6 +231,10 @@ class SearchAgent:
                     score = evaluate(child, player, weights)
                     if score >= WIN_SCORE / 2:
                         return found, [*parent.actions, action]
+                    if child.is_terminal:
+                        # We died by our own card (1.2 #25/#45 cost health): never a plan,
+                        # and stage 2 cannot play a reply in a finished game.
+                        continue
                     signature = _signature(child)
                     if signature in seen:
                         continue
@@ -276,6 +280,8 @@ def _after_greedy_reply(
     world: State, player: int, weights: Weights, reply_weights: Weights
 ) -> float:
     """End our turn, let the opponent play its turn greedily, evaluate for ``player``."""
+    if world.is_terminal:  # nothing left to reply to
+        return evaluate(world, player, reply_weights)
     world.apply(PASS)
     for _ in range(OPPONENT_MAX_ACTIONS):
         if world.is_terminal:
