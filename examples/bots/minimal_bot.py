@@ -143,8 +143,9 @@ def battle(turn: Turn) -> str:
     # when there is room: count those too, or a later summon would be illegal.
     mana = turn.me[1]
     count = [sum(1 for c in mine if c.lane == lane) for lane in range(lanes)]
-    hand = sorted((c for c in turn.cards if c.location == 0 and c.card_type == CREATURE),
-                  key=lambda c: c.cost)
+    hand = sorted(
+        (c for c in turn.cards if c.location == 0 and c.card_type == CREATURE), key=lambda c: c.cost
+    )
     for card in hand:
         free = [lane for lane in range(lanes) if count[lane] < per_lane]
         if card.cost > mana or not free:

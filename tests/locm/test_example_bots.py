@@ -19,6 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "examples" / "bots"
+PY_BOT = f"{shlex.quote(sys.executable)} examples/bots/minimal_bot.py"
 PYTHON = shlex.quote(sys.executable)
 LOCM = [sys.executable, "-m", "cardarena.locm"]
 OPPONENT = f"{PYTHON} -m cardarena.locm bot random --seed 1"
@@ -50,15 +51,16 @@ def check_clean_game(log: dict, seat: int, version: str) -> None:
     assert info["endReason"] in ("HEALTH", "DECK_OUT"), info
     assert sorted(log["scores"].values()) == [0, 1]
     summaries = "".join(log["summaries"])
+    lines = summaries.splitlines()
     assert f"[Warning] ${seat}" not in summaries
     assert f"${seat} timeout" not in summaries
     assert f"Player ${seat} performed action: SUMMON" in summaries
     assert f"Player ${seat} performed action: ATTACK" in summaries
     if version == "1.5":  # the constructed answer: 15 creatures, two copies each
-        chosen = next(line for line in summaries.splitlines() if line.startswith(f"Player ${seat} chose"))
+        chosen = next(line for line in lines if line.startswith(f"Player ${seat} chose"))
         assert chosen.count("x2") == 15, chosen
     else:
-        picks = [line for line in summaries.splitlines() if line.startswith(f"Player ${seat} chose card")]
+        picks = [line for line in lines if line.startswith(f"Player ${seat} chose card")]
         assert len(picks) == 30
 
 
@@ -79,7 +81,7 @@ def c_bot(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.mark.parametrize("version", ["1.0", "1.2", "1.5"])
 def test_python_bot_plays_clean_games_in_both_seats(version: str, tmp_path: Path) -> None:
-    bot = f"{PYTHON} examples/bots/minimal_bot.py"
+    bot = PY_BOT
     for seat in (0, 1):
         log = play(bot, version, SEEDS[version], tmp_path / f"{seat}.json", seat)
         check_clean_game(log, seat, version)
@@ -96,16 +98,16 @@ def test_c_bot_plays_clean_games_in_both_seats(version: str, c_bot: str, tmp_pat
 def test_python_and_c_bots_make_the_same_moves(version: str, c_bot: str, tmp_path: Path) -> None:
     """The two bots are the same algorithm: against each other's twin the game is identical."""
     logs = []
-    for name, bot in (("py", f"{PYTHON} examples/bots/minimal_bot.py"), ("c", c_bot)):
+    for name, bot in (("py", PY_BOT), ("c", c_bot)):
         log = play(bot, version, SEEDS[version], tmp_path / f"{name}.json")
-        logs.append([line for line in "".join(log["summaries"]).splitlines() if "ns at turn" not in line])
+        lines = "".join(log["summaries"]).splitlines()
+        logs.append([line for line in lines if "ns at turn" not in line])
     assert logs[0] == logs[1]
 
 
 def test_python_bot_beats_a_random_bot_most_of_the_time(tmp_path: Path) -> None:
     """Sensible play, not just legal play: it attacks and fills the board, random does not."""
-    wins = sum(
-        play(f"{PYTHON} examples/bots/minimal_bot.py", "1.2", seed, tmp_path / f"{seed}.json")["scores"]["0"]
-        for seed in range(1, 6)
-    )
+    bot = PY_BOT
+    logs = [play(bot, "1.2", seed, tmp_path / f"{seed}.json") for seed in range(1, 6)]
+    wins = sum(log["scores"]["0"] for log in logs)
     assert wins >= 4
