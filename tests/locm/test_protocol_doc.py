@@ -19,7 +19,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "protocol.md"
 PYTHON = sys.executable
-EXAMPLE = re.compile(r"<!-- input version=(\S+) seed=(\d+) block=(\d+) -->\n```text\n(.*?)```", re.S)
+EXAMPLE = re.compile(
+    r"<!-- input version=(\S+) seed=(\d+) block=(\d+) -->\n```text\n(.*?)```", re.S
+)
 FIELD_ROW = re.compile(r"^\| (1\.[025]) \| (\w+) \| `([^`]+)` \|$", re.M)
 ELISION = "…"
 
@@ -33,7 +35,8 @@ def examples() -> list[tuple[str, int, int, str]]:
 
 
 def field_lists() -> dict[tuple[str, str], list[str]]:
-    return {(version, kind): fields.split() for version, kind, fields in FIELD_ROW.findall(doc_text())}
+    rows = FIELD_ROW.findall(doc_text())
+    return {(version, kind): fields.split() for version, kind, fields in rows}
 
 
 _GAMES: dict[tuple[str, int], list[list[str]]] = {}
