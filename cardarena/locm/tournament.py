@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..tournaments.report import build_report
+from ..tournaments.report import OVERLOAD, build_report
 from ..tournaments.runner import BACKENDS, Interrupted, run_tasks
 from ..tournaments.schedule import GameSpec, schedule
 from ..tournaments.store import GameRecord, StoreError, TournamentStore, compress_log
@@ -47,7 +47,8 @@ that exits with an error status within this time (``python3 missing.py``, a Java
 class that does not exist) is a usage error, not a tournament of crashes."""
 LEAGUES = (1, 2, 3, 4)
 RETRY_KINDS = ("crash", "referee")
-"""``--retry-errors`` replays the games a bot lost by crashing and referee failures."""
+"""``--retry-errors`` replays the games a bot lost by crashing, referee failures, and
+timeouts that happened while the machine was overloaded."""
 
 
 @dataclass(frozen=True)
@@ -333,7 +334,8 @@ def run_tournament(
 
     Games stored as referee failures (a worker lost, the referee failed) are
     always played again; with ``retry_errors`` so are games a bot lost by
-    crashing (e.g. its command was broken and has been fixed since).
+    crashing (e.g. its command was broken and has been fixed since) and
+    timeouts under overload (load per core above ``OVERLOAD``).
     """
     names = [name for name, _command in bots]
     commands = dict(bots)
@@ -365,7 +367,10 @@ def run_tournament(
     _probe_bots(list(commands.values()))
     with TournamentStore(db) as store:
         store.configure(settings, commands)
-        store.discard(RETRY_KINDS if retry_errors else ("referee",))
+        if retry_errors:
+            store.discard(RETRY_KINDS, timeouts_above_load=OVERLOAD)
+        else:
+            store.discard(("referee",))
         done = store.done_keys()
         missing = [spec for spec in specs if spec.key not in done]
         tasks = [
@@ -531,8 +536,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     tournament.add_argument(
         "--retry-errors", action="store_true",
-        help="play again the games a bot lost by crashing (e.g. a command fixed since); "
-        "referee failures are always played again",
+        help="play again the games a bot lost by crashing (e.g. a command fixed since) or by "
+        "a timeout while the machine was overloaded; referee failures are always played again",
     )  # fmt: skip
     tournament.add_argument("--backend", choices=BACKENDS, default="process")
     tournament.add_argument("--address", help="Ray cluster address (--backend ray), e.g. auto")

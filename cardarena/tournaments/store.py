@@ -379,14 +379,20 @@ class TournamentStore:
         row = self.db.execute("SELECT log FROM games WHERE key = ?", (key,)).fetchone()
         return None if row is None or row[0] is None else decompress_log(row[0])
 
-    def discard(self, error_kinds: Sequence[str]) -> int:
-        """Delete the games recorded with these error kinds, so they are played again."""
-        if not error_kinds:
-            return 0
-        marks = ", ".join("?" for _ in error_kinds)
+    def discard(
+        self, error_kinds: Sequence[str], *, timeouts_above_load: float | None = None
+    ) -> int:
+        """Delete the games recorded with these error kinds (and, with
+        ``timeouts_above_load``, the timeouts that happened at a higher load per
+        core), so that they are played again. Returns how many were deleted."""
+        marks = ", ".join("?" for _ in error_kinds) or "NULL"
+        query = f"DELETE FROM games WHERE error_kind IN ({marks})"
+        values: list[object] = list(error_kinds)
+        if timeouts_above_load is not None:
+            query += " OR (error_kind = 'timeout' AND load > ?)"
+            values.append(timeouts_above_load)
         with self.transaction():
-            cursor = self.db.execute(f"DELETE FROM games WHERE error_kind IN ({marks})",
-                                     tuple(error_kinds))  # fmt: skip
+            cursor = self.db.execute(query, values)
         return cursor.rowcount
 
     def count(self) -> int:
