@@ -143,6 +143,7 @@ def _connect_read_only(path: str) -> sqlite3.Connection:
             continue
         try:
             db.execute("SELECT name FROM sqlite_master").fetchall()
+            db.execute("PRAGMA query_only = ON")  # even a writable file is only read
         except sqlite3.DatabaseError as error:
             db.close()
             if "not a database" in str(error) or "malformed" in str(error):
