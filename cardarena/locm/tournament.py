@@ -13,18 +13,20 @@ built-in agent seeds, so the replay command stored with every game
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import shlex
+import sqlite3
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..tournaments.report import build_report
+from ..tournaments.report import OVERLOAD, build_report
 from ..tournaments.runner import BACKENDS, Interrupted, run_tasks
 from ..tournaments.schedule import GameSpec, schedule
-from ..tournaments.store import GameRecord, TournamentStore, compress_log
-from .players import Player, StartError, check_command
+from ..tournaments.store import GameRecord, StoreError, TournamentStore, compress_log
+from .players import Player, ProcessPlayer, StartError, check_command
 from .referee import (
     BUILTIN_PREFIX,
     RefereeTerminated,
@@ -39,6 +41,14 @@ from .state import EndReason, Phase
 DEFAULT_DB = "tournament.db"
 CRASH_MARGIN = 0.9
 """A missing answer that came before this share of the time limit is a crash, not a timeout."""
+PROBE_S = 1.0
+"""How long each bot command is run, without input, before the first game: a command
+that exits with an error status within this time (``python3 missing.py``, a Java
+class that does not exist) is a usage error, not a tournament of crashes."""
+LEAGUES = (1, 2, 3, 4)
+RETRY_KINDS = ("crash", "referee")
+"""``--retry-errors`` replays the games a bot lost by crashing, referee failures, and
+timeouts that happened while the machine was overloaded."""
 
 
 @dataclass(frozen=True)
@@ -149,8 +159,22 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
     detail = outcome.summaries[-1] if error_seat is not None and outcome.summaries else None
     return _record(
         task, players, started, outcome.winner, result, reason.name, error_seat, kind, detail,
-        log=compress_log(outcome.log),
+        log=compress_log(outcome.log), load=load_per_core(),
     )  # fmt: skip
+
+
+def load_per_core() -> float | None:
+    """The 1-minute load average per core: above 1, processes were waiting for a CPU."""
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        return None
+
+
+def lost_game(task: LocmGameTask, why: str) -> GameRecord:
+    """A game whose worker died or whose referee failed: a referee failure, replayed
+    on the next run of the same command."""
+    return _record(task, [], time.perf_counter(), None, "error", "ERROR", None, "referee", why)
 
 
 def _record(
@@ -164,6 +188,7 @@ def _record(
     error_kind: str | None,
     detail: str | None,
     log: bytes | None = None,
+    load: float | None = None,
 ) -> GameRecord:
     times = [p.battle_ms for p in players] if players else [[], []]
     spec = task.spec
@@ -189,6 +214,7 @@ def _record(
         duration_s=time.perf_counter() - started,
         replay=replay_command(task),
         log=log,
+        load=load,
     )
 
 
@@ -217,6 +243,38 @@ def _check_bot(command: str) -> None:
             raise ValueError(f"unknown built-in agent {name!r}; known: {known}")
         return
     check_command(command)
+
+
+def _probe_bots(commands: Sequence[str]) -> None:
+    """Run every bot command for up to PROBE_S without input; refuse one that fails.
+
+    ``check_command`` already refuses a program that does not exist; this catches a
+    program that exists but cannot run its bot (``python3 missing.py`` exits with
+    status 2, ``java -cp . Missing`` with 1) before a single game is recorded. A
+    bot that waits for its input, as a bot should, is left alone for PROBE_S and
+    then stopped. It runs exactly as in a game (same shell, same sandbox).
+    """
+    external = [c for c in dict.fromkeys(commands) if not c.startswith(BUILTIN_PREFIX)]
+    if not external:
+        return
+
+    async def probe(command: str) -> str | None:
+        player = ProcessPlayer(command)
+        try:
+            await player.start()
+            await player.send("", None, 0)  # type: ignore[arg-type]  # starts its clock
+            if await player.receive(PROBE_S) is None:
+                return await player.startup_failure()
+            return None
+        finally:
+            await player.close()
+
+    async def probe_all() -> list[str | None]:
+        return await asyncio.gather(*(probe(command) for command in external))
+
+    for command, why in zip(external, asyncio.run(probe_all()), strict=True):
+        if why:
+            raise StartError(f"bot command {command!r} {why}")
 
 
 class _Progress:
@@ -270,14 +328,33 @@ def run_tournament(
     backend: str = "process",
     address: str | None = None,
     progress: bool = True,
+    retry_errors: bool = False,
 ) -> int:
-    """Play the missing games of a tournament into ``db``; return how many were played."""
+    """Play the missing games of a tournament into ``db``; return how many were played.
+
+    Games stored as referee failures (a worker lost, the referee failed) are
+    always played again; with ``retry_errors`` so are games a bot lost by
+    crashing (e.g. its command was broken and has been fixed since) and
+    timeouts under overload (load per core above ``OVERLOAD``).
+    """
     names = [name for name, _command in bots]
     commands = dict(bots)
     if len(commands) != len(bots):
         raise ValueError("two bots have the same name")
+    if version != "1.0" and league != 4:
+        raise ValueError("--league only applies to --version 1.0 (it selects the draft pool)")
+    if league not in LEAGUES:
+        raise ValueError(f"--league must be one of {', '.join(map(str, LEAGUES))}, not {league}")
     for command in commands.values():
         _check_bot(command)
+    workers = workers or os.cpu_count() or 1
+    cores = os.cpu_count() or 1
+    if workers > cores and backend == "process":
+        print(
+            f"locm: warning: {workers} workers on {cores} cores: bots will compete for CPU "
+            "and may time out (the report counts timeouts under overload apart)",
+            file=sys.stderr,
+        )
     specs = schedule(names, games, seed)
     settings = {
         "game": "locm",
@@ -287,8 +364,13 @@ def run_tournament(
         "league": str(league),
     }
     played = 0
+    _probe_bots(list(commands.values()))
     with TournamentStore(db) as store:
         store.configure(settings, commands)
+        if retry_errors:
+            store.discard(RETRY_KINDS, timeouts_above_load=OVERLOAD)
+        else:
+            store.discard(("referee",))
         done = store.done_keys()
         missing = [spec for spec in specs if spec.key not in done]
         tasks = [
@@ -307,29 +389,46 @@ def run_tournament(
         try:
             run_tasks(
                 play_scheduled_game, tasks, store_result,
-                workers=workers or os.cpu_count() or 1, backend=backend, address=address,
+                workers=workers, backend=backend, address=address, lost=lost_game,
             )  # fmt: skip
         finally:
             bar.close()
     return played
 
 
-def print_report(db: str, *, as_json: bool = False, out_dir: str | None = None) -> None:
-    """Print the report of ``db`` and write its CSV, JSON and PNG files to ``out_dir``."""
+def print_report(
+    db: str, *, as_json: bool = False, out_dir: str | None = None, must_write: bool = True
+) -> None:
+    """Print the report of ``db`` and write its CSV, JSON and PNG files to ``out_dir``.
+
+    The database is opened read-only (it may be a read-only file, or in use by a
+    running tournament). If the files cannot be written, that is an error when
+    the directory was asked for (``must_write``), otherwise a one-line warning.
+    """
     import json
 
-    with TournamentStore(db, lock=False, create=False) as store:
-        report = build_report(list(store.bots()), store.records(), store.meta())
+    try:
+        with TournamentStore(db, lock=False, create=False, read_only=True) as store:
+            report = build_report(list(store.bots()), store.records(), store.meta())
+    except sqlite3.Error as error:
+        raise StoreError(f"{db} cannot be read: {error}") from None
     if as_json:
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(report.text())
     if out_dir:
-        written = [*report.write_csv(out_dir), report.write_json(out_dir)]
         try:
-            written += report.write_pictures(out_dir)
-        except ImportError:
-            print("locm: matplotlib is not installed: no PNG pictures", file=sys.stderr)
+            written = [*report.write_csv(out_dir), report.write_json(out_dir)]
+            try:
+                written += report.write_pictures(out_dir)
+            except ImportError:
+                print("locm: matplotlib is not installed: no PNG pictures", file=sys.stderr)
+        except OSError as error:
+            why = f"cannot write the report files in {out_dir}: {error.strerror}"
+            if must_write:
+                raise StoreError(why) from None
+            print(f"locm: warning: {why}", file=sys.stderr)
+            return
         if not as_json:
             print(f"\nwritten: {', '.join(written)}")
 
@@ -357,18 +456,26 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     bots = [parse_bot(text) for text in args.bot]
     if len(bots) < 2:
         raise ValueError("a tournament needs at least two --bot")
+    if args.league is not None and args.version != "1.0":
+        raise ValueError("--league only applies to --version 1.0 (it selects the draft pool)")
     try:
         played = run_tournament(
             bots, version=args.version, games=args.games, workers=args.workers, seed=args.seed,
-            db=args.db, time_scale=args.time_scale, league=args.league, backend=args.backend,
-            address=args.address, progress=not args.quiet,
+            db=args.db, time_scale=args.time_scale, league=args.league or 4,
+            backend=args.backend, address=args.address, progress=not args.quiet,
+            retry_errors=args.retry_errors,
         )  # fmt: skip
         print(f"locm: played {played} new games into {args.db}", file=sys.stderr)
     except Interrupted as why:
         print(f"locm: {why}; finished games are saved: run the same command to resume",
               file=sys.stderr)  # fmt: skip
         return why.exit_status
-    print_report(args.db, as_json=args.json, out_dir=args.out or default_report_dir(args.db))
+    except sqlite3.Error as error:  # e.g. a database damaged beyond its first pages
+        raise StoreError(f"{args.db}: database error: {error}") from None
+    print_report(
+        args.db, as_json=args.json, out_dir=args.out or default_report_dir(args.db),
+        must_write=args.out is not None,
+    )  # fmt: skip
     return 0
 
 
@@ -376,7 +483,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     out = args.out
     if out is None and not args.json:
         out = default_report_dir(args.db)
-    print_report(args.db, as_json=args.json, out_dir=out)
+    print_report(args.db, as_json=args.json, out_dir=out, must_write=args.out is not None)
     return 0
 
 
@@ -424,7 +531,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "--time-scale", type=_scale, default=1.0, metavar="X",
         help="multiply every time limit by X (built-in search agents budget accordingly)",
     )  # fmt: skip
-    tournament.add_argument("--league", type=_positive, default=4, help="1.0 draft pool level")
+    tournament.add_argument(
+        "--league", type=int, choices=LEAGUES, help="1.0 only: the draft pool's league (default 4)"
+    )
+    tournament.add_argument(
+        "--retry-errors", action="store_true",
+        help="play again the games a bot lost by crashing (e.g. a command fixed since) or by "
+        "a timeout while the machine was overloaded; referee failures are always played again",
+    )  # fmt: skip
     tournament.add_argument("--backend", choices=BACKENDS, default="process")
     tournament.add_argument("--address", help="Ray cluster address (--backend ray), e.g. auto")
     tournament.add_argument("--out", help="report directory (default: <db>-report)")

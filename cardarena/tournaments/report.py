@@ -5,6 +5,10 @@ Conventions (also in docs/tournaments.md):
 * A game without a winner (a draw, or a run the official runner would abort)
   counts half a win for each side; games the referee itself failed are left out.
 * Win rates carry Wilson score 95% intervals.
+* A timeout is also counted apart as *overloaded* when the machine's load per
+  core (1-minute load average / cores, stored with the game) was above
+  ``OVERLOAD``: bots were then waiting for a CPU, and the timeout may be the
+  machine's fault rather than the bot's.
 * Ratings: OpenSkill's Bradley-Terry model (``BradleyTerryFull``) fitted over all
   games in schedule order (not completion order, so the ratings do not depend
   on the number of workers); the interval is ``mu ± 1.96 sigma``.
@@ -24,6 +28,8 @@ from typing import Any
 from .store import GameRecord
 
 Z95 = NormalDist().inv_cdf(0.975)
+OVERLOAD = 1.0
+"""Load per core above which a timeout is reported as happening under overload."""
 
 
 def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
@@ -78,6 +84,8 @@ class BotStats:
     timeouts: int = 0
     crashes: int = 0
     invalid_outputs: int = 0
+    overloaded_timeouts: int = 0
+    """Of the timeouts, those that happened while the machine was overloaded."""
 
     @property
     def rate(self) -> float | None:
@@ -132,13 +140,14 @@ class Report:
             writer.writerow(
                 ["bot", "games", "wins", "losses", "draws", "win_rate", "rating", "rating_low",
                  "rating_high", "mean_turn_ms", "max_turn_ms", "timeouts", "crashes",
-                 "invalid_outputs"]
+                 "invalid_outputs", "overloaded_timeouts"]
             )  # fmt: skip
             for b in self.bots:
                 writer.writerow(
                     [b.name, b.games, b.wins, b.losses, b.draws, _num(b.rate), _num(b.rating),
                      _num(b.rating_low), _num(b.rating_high), _num(b.mean_turn_ms),
-                     _num(b.max_turn_ms), b.timeouts, b.crashes, b.invalid_outputs]
+                     _num(b.max_turn_ms), b.timeouts, b.crashes, b.invalid_outputs,
+                     b.overloaded_timeouts]
                 )  # fmt: skip
         matrix_path = os.path.join(directory, "matrix.csv")
         with open(matrix_path, "w", newline="", encoding="utf-8") as out:
@@ -195,6 +204,13 @@ class Report:
                 f"  {b.rating:6.2f} [{b.rating_low:6.2f}, {b.rating_high:6.2f}]"
                 f"  {b.mean_turn_ms:8.1f} {b.max_turn_ms:8.1f}  {b.timeouts:8d} {b.crashes:7d}"
                 f" {b.invalid_outputs:7d}"
+            )
+        overloaded = [b for b in self.bots if b.overloaded_timeouts]
+        if overloaded:
+            counts = ", ".join(f"{b.name} {b.overloaded_timeouts}" for b in overloaded)
+            lines.append(
+                f"timeouts while the machine was overloaded (load per core > {OVERLOAD:g}): "
+                f"{counts} (possibly the machine's fault, not the bot's)"
             )
         lines.append("")
         lines.append("win rate of the row against the column (both seats) [95% CI]")
@@ -275,6 +291,8 @@ def build_report(
             if record.error_seat == seat:
                 if record.error_kind == "timeout":
                     bot.timeouts += 1
+                    if record.load is not None and record.load > OVERLOAD:
+                        bot.overloaded_timeouts += 1
                 elif record.error_kind == "crash":
                     bot.crashes += 1
                 elif record.error_kind == "invalid":

@@ -2,35 +2,54 @@
 
 The runner knows nothing about games: it maps a picklable ``play(task)`` over
 tasks and hands each result to ``on_result`` *in the calling process*, where the
-results store lives (one writer, no database contention). At most two tasks per
-worker are in flight, so an interruption loses at most the games being played.
+results store lives (one writer, no database contention).
 
-Interruptions: Ctrl-C or SIGTERM stop the submission of new games, cancel the
-queued ones and stop the workers (whose referees terminate their bot
-processes); the caller then sees :class:`Interrupted`. Workers also watch their
-parent: if the tournament process is killed with SIGKILL, they stop themselves
-instead of playing on as orphans.
+The local pool is our own, not :class:`concurrent.futures.ProcessPoolExecutor`:
+each worker plays one task at a time over its own pipe, so the parent always
+knows which game a worker is playing. A worker that dies for any reason (killed,
+out of memory, a bot that signalled it) costs exactly that game: ``lost(task,
+why)`` turns it into a result (for LOCM: a referee failure, replayed on resume)
+and a fresh worker takes its place. A pool executor would instead break as a
+whole and fail every game in flight.
+
+Interruptions: Ctrl-C or SIGTERM stop the submission of new games and stop the
+workers (whose referees terminate their bot processes); the caller then sees
+:class:`Interrupted`. If the tournament process is killed outright (SIGKILL),
+its workers get SIGTERM from the kernel (Linux ``PR_SET_PDEATHSIG``) and a
+watchdog thread checks the parent twice a second as a fallback elsewhere.
+
+Workers are forked (Linux): they start at once and need no importable main
+script. The tournament's lock descriptor is closed in every forked child (see
+:mod:`.store`), so a worker never holds the lock.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 BACKENDS = ("process", "ray")
 IN_FLIGHT_PER_WORKER = 2
+"""Ray only: tasks in flight per worker."""
 PARENT_WATCH_S = 0.5
+STOP_GRACE_S = 5.0
+"""How long stopped workers get to terminate their bots before they are killed."""
+PR_SET_PDEATHSIG = 1
 
 
 class Interrupted(Exception):
@@ -52,26 +71,30 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _watch_parent(main: int) -> None:
-    """Worker side: when the tournament process dies (even by SIGKILL), stop this worker.
+def die_with_parent(parent: int) -> None:
+    """Worker side: get SIGTERM when the tournament process dies, even by SIGKILL.
 
-    The worker's parent may be a fork server rather than the tournament process
-    itself, so both are watched: the parent changing, or the main process vanishing.
+    Linux: the kernel's parent-death signal (set after the fork, so the check
+    below closes the race with a parent that died in between). Everywhere: a
+    watchdog thread that notices a changed parent or a vanished main process.
+    SIGTERM makes a worker's referee terminate its bots, then the worker exits.
     """
-    parent = os.getppid()
+    if sys.platform == "linux":
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent or not _alive(parent):
+        os._exit(1)
+    first_parent = os.getppid()
 
     def watch() -> None:
         while True:
             time.sleep(PARENT_WATCH_S)
-            if os.getppid() != parent or not _alive(main):
+            if os.getppid() != first_parent or not _alive(parent):
                 os.kill(os.getpid(), signal.SIGTERM)
                 return
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-
-
-def _worker_init(parent: int) -> None:
-    _watch_parent(parent)
 
 
 @contextlib.contextmanager
@@ -99,81 +122,175 @@ def run_tasks(
     workers: int,
     backend: str = "process",
     address: str | None = None,
+    lost: Callable[[T, str], R] | None = None,
 ) -> None:
-    """Play every task; deliver each result as it comes. Raise Interrupted if stopped."""
+    """Play every task; deliver each result as it comes. Raise Interrupted if stopped.
+
+    ``lost(task, why)`` makes a result for a task whose worker died or whose
+    ``play`` raised; without it such a task raises RuntimeError.
+    """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
     if not tasks:
         return
+
+    def give_up(task: T, why: str) -> None:
+        if lost is None:
+            raise RuntimeError(why)
+        on_result(lost(task, why))
+
     with _sigterm_as_interrupt():
         try:
             if backend == "ray":
-                _run_ray(play, tasks, on_result, workers, address)
+                _run_ray(play, tasks, on_result, give_up, workers, address)
             else:
-                _run_processes(play, tasks, on_result, workers)
+                _run_processes(play, tasks, on_result, give_up, workers)
         except KeyboardInterrupt:
             raise Interrupted("interrupted by Ctrl-C", 128 + signal.SIGINT) from None
 
 
-def _run_processes(
-    play: Callable[[T], R], tasks: Sequence[T], on_result: Callable[[R], None], workers: int
+def _worker_main(
+    conn: multiprocessing.connection.Connection, parent: int, play: Callable[[Any], Any]
 ) -> None:
-    pool = ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=_context(),
-        initializer=_worker_init,
-        initargs=(os.getpid(),),
-    )
-    pending: set[Future[R]] = set()
-    queue = iter(tasks)
+    """Play the tasks that come down the pipe, one at a time, until told to stop."""
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C stops
+        die_with_parent(parent)
+        while True:
+            try:
+                item = conn.recv()
+            except (EOFError, OSError):
+                return
+            if item is None:
+                return
+            try:
+                reply = (True, play(item))
+            except Exception as error:  # the caller records the game as failed
+                reply = (False, f"{type(error).__name__}: {error}")
+            try:
+                conn.send(reply)
+            except (OSError, ValueError):
+                return
+    except BaseException:  # stopped (SIGTERM, the parent gone): leave quietly
+        return
+
+
+@dataclass
+class _Worker(Generic[T]):
+    process: Any
+    conn: multiprocessing.connection.Connection
+    task: T | None = None
+
+
+def _start_worker(play: Callable[[T], R]) -> _Worker[T]:
+    context = _context()
+    parent_end, child_end = context.Pipe()
+    process = context.Process(  # type: ignore[attr-defined]
+        target=_worker_main, args=(child_end, os.getpid(), play), daemon=True,
+        name="cardarena-worker",
+    )  # fmt: skip
+    process.start()
+    child_end.close()
+    return _Worker(process, parent_end)
+
+
+def _death(process: Any) -> str:
+    process.join(1.0)
+    code = process.exitcode
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+    return f"exited with status {code}"
+
+
+def _run_processes(
+    play: Callable[[T], R],
+    tasks: Sequence[T],
+    on_result: Callable[[R], None],
+    give_up: Callable[[T, str], None],
+    workers: int,
+) -> None:
+    queue: deque[T] = deque(tasks)
+    pool: list[_Worker[T]] = []
     clean = False
     try:
-        exhausted = False
-        while True:
-            while not exhausted and len(pending) < workers * IN_FLIGHT_PER_WORKER:
-                task = next(queue, None)
+        while queue or any(w.task is not None for w in pool):
+            for index, worker in enumerate(pool):
+                if worker.task is None and queue and not worker.process.is_alive():
+                    worker.conn.close()
+                    pool[index] = _start_worker(play)  # died between games
+            while queue and len(pool) < workers:
+                pool.append(_start_worker(play))
+            for worker in pool:
+                if worker.task is None and queue:
+                    worker.task = queue.popleft()
+                    with contextlib.suppress(OSError):  # if it died, its sentinel tells
+                        worker.conn.send(worker.task)
+            busy = [w for w in pool if w.task is not None]
+            waitables: list[Any] = [w.conn for w in busy] + [w.process.sentinel for w in busy]
+            ready = set(multiprocessing.connection.wait(waitables))
+            for index, worker in enumerate(pool):
+                task = worker.task
                 if task is None:
-                    exhausted = True
-                    break
-                pending.add(pool.submit(play, task))
-            if not pending:
-                break
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                on_result(future.result())
+                    continue
+                if worker.conn in ready or worker.process.sentinel in ready:
+                    reply = None
+                    with contextlib.suppress(EOFError, OSError):
+                        if worker.conn.poll():
+                            reply = worker.conn.recv()
+                    if reply is not None:
+                        worker.task = None
+                        ok, value = reply
+                        if ok:
+                            on_result(value)
+                        else:
+                            give_up(task, f"the referee failed: {value}")
+                    elif worker.process.sentinel in ready or not worker.process.is_alive():
+                        worker.task = None
+                        why = _death(worker.process)
+                        worker.conn.close()
+                        if queue:
+                            pool[index] = _start_worker(play)
+                        give_up(task, f"the worker playing this game {why}")
         clean = True
     finally:
-        if clean:
-            pool.shutdown(wait=True)
-        else:
-            for future in pending:
-                future.cancel()
-            _stop_workers(pool)
-            pool.shutdown(wait=True, cancel_futures=True)
+        _stop_workers(pool, gently=clean)
 
 
 def _context() -> multiprocessing.context.BaseContext:
     """fork on Linux: workers start at once and need no importable main script (a
-    script without a ``__main__`` guard, or read from stdin, still works). The pool
-    forks all its workers before its own thread starts. Elsewhere: the default."""
+    script without a ``__main__`` guard, or read from stdin, still works); the lock
+    descriptor is closed in the child right after the fork. Elsewhere: the default."""
     if sys.platform == "linux":
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context()
 
 
-def _stop_workers(pool: ProcessPoolExecutor) -> None:
-    """SIGTERM the workers: their referees then terminate the bots they run."""
-    processes: dict[int, Any] = getattr(pool, "_processes", None) or {}
-    for process in list(processes.values()):
-        with contextlib.suppress(ProcessLookupError, AttributeError):
-            if process.is_alive():
-                os.kill(process.pid, signal.SIGTERM)
+def _stop_workers(pool: Sequence[_Worker[Any]], *, gently: bool) -> None:
+    """Finished: ask the workers to exit. Interrupted: SIGTERM them (their referees
+    terminate the bots they run), then kill what is left after a grace period."""
+    for worker in pool:
+        if gently:
+            with contextlib.suppress(OSError, ValueError):
+                worker.conn.send(None)
+        elif worker.process.is_alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker.process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_S
+    for worker in pool:
+        worker.process.join(max(0.0, deadline - time.monotonic()))
+        if worker.process.is_alive():
+            worker.process.kill()
+            worker.process.join(1.0)
+        with contextlib.suppress(OSError):
+            worker.conn.close()
 
 
 def _run_ray(
     play: Callable[[T], R],
     tasks: Sequence[T],
     on_result: Callable[[R], None],
+    give_up: Callable[[T, str], None],
     workers: int,
     address: str | None,
 ) -> None:
@@ -194,6 +311,7 @@ def _run_ray(
     remote_play = ray.remote(num_cpus=1, max_retries=0)(play)
     in_flight = max(1, workers) * IN_FLIGHT_PER_WORKER
     pending: list[Any] = []
+    task_of: dict[Any, T] = {}
     queue = iter(tasks)
     try:
         exhausted = False
@@ -203,12 +321,20 @@ def _run_ray(
                 if task is None:
                     exhausted = True
                     break
-                pending.append(remote_play.remote(task))
+                ref = remote_play.remote(task)
+                task_of[ref] = task
+                pending.append(ref)
             if not pending:
                 break
             done, pending = ray.wait(pending, num_returns=1)
             for ref in done:
-                on_result(ray.get(ref))
+                task = task_of.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayError as error:
+                    give_up(task, f"the Ray worker failed: {type(error).__name__}")
+                    continue
+                on_result(result)
     finally:
         for ref in pending:
             with contextlib.suppress(Exception):

@@ -6,7 +6,14 @@ crash or ``kill -9`` at any moment leaves either the whole row or nothing
 corrupt the file — and a per-game fsync would cap the rate of fast tournaments).
 A game's key is the primary key: a game can never be stored twice, and resuming
 plays exactly the scheduled games that have no row.
-An advisory lock file stops two tournaments from running on one database at once.
+An advisory lock file stops two tournaments from running on one database at once;
+its descriptor is closed in every forked child (workers, bots), so only the
+tournament process itself ever holds the lock.
+
+Every problem with the file itself (missing, not a database, another program's
+database, a directory, an unwritable place) is a :class:`StoreError` with a
+one-line message, raised before anything is written. The database and lock files
+are created readable by their owner only (0600).
 """
 
 from __future__ import annotations
@@ -16,8 +23,9 @@ import fcntl
 import json
 import os
 import sqlite3
+import weakref
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
@@ -48,7 +56,8 @@ CREATE TABLE IF NOT EXISTS games (
     duration_s REAL NOT NULL,
     replay TEXT NOT NULL,
     finished_at TEXT NOT NULL,
-    log BLOB
+    log BLOB,
+    load REAL
 );
 """
 
@@ -58,12 +67,108 @@ runner would have given no result; error: the referee itself failed."""
 ERROR_KINDS = ("timeout", "crash", "invalid", "referee")
 
 
-class ConfigMismatch(ValueError):
+FILE_MODE = 0o600
+_OUR_TABLES = frozenset(("meta", "bots", "games"))
+
+
+class StoreError(ValueError):
+    """The database file cannot be used: a one-line reason, nothing was written."""
+
+
+class ConfigMismatch(StoreError):
     """The database belongs to a tournament with other settings."""
 
 
-class TournamentLocked(RuntimeError):
+class TournamentLocked(StoreError, RuntimeError):
     """Another tournament process is using this database."""
+
+
+_OPEN_STORES: weakref.WeakSet[TournamentStore] = weakref.WeakSet()
+
+
+def _forget_locks_in_child() -> None:
+    """After a fork: close the child's copies of the lock descriptors.
+
+    An flock belongs to the open file description, which a fork shares: a worker
+    that kept its copy would hold the lock after the tournament process died.
+    (Descriptors are non-inheritable, so bots started with exec never get one.)
+    """
+    for store in list(_OPEN_STORES):
+        fd, store._lock_file = store._lock_file, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+os.register_at_fork(after_in_child=_forget_locks_in_child)
+
+
+def _check_place(path: str, create: bool) -> None:
+    """Refuse a path that cannot hold a database, with a one-line reason."""
+    if os.path.isdir(path):
+        raise StoreError(f"{path} is a directory, not a tournament database")
+    if os.path.exists(path):
+        if not os.path.isfile(path):
+            raise StoreError(f"{path} is not a regular file")
+        return
+    if not create:
+        raise StoreError(f"no tournament database at {path}")
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        raise StoreError(f"cannot create {path}: no directory {directory}")
+
+
+def _describe(error: sqlite3.Error) -> str:
+    text = str(error)
+    if "not a database" in text or "malformed" in text:
+        return "is not a tournament database (damaged, truncated or another kind of file)"
+    return f"cannot be read: {text}"
+
+
+def _connect_read_only(path: str) -> sqlite3.Connection:
+    """Open for reading only (no statement here writes): ``mode=rw`` where the file
+    is writable (so the last reader can tidy the WAL files away), else ``mode=ro``;
+    where even the WAL index cannot be made (a read-only directory or file system),
+    ``immutable=1`` (reads the main file; a tournament that ended cleanly has
+    everything there)."""
+    from urllib.parse import quote
+
+    uri = f"file:{quote(os.path.abspath(path))}"
+    last: sqlite3.Error | None = None
+    for options in ("mode=rw", "mode=ro", "mode=ro&immutable=1"):
+        try:
+            db = sqlite3.connect(f"{uri}?{options}", uri=True, isolation_level=None)
+        except sqlite3.Error as error:
+            last = error
+            continue
+        try:
+            db.execute("SELECT name FROM sqlite_master").fetchall()
+            db.execute("PRAGMA query_only = ON")  # even a writable file is only read
+        except sqlite3.DatabaseError as error:
+            db.close()
+            if "not a database" in str(error) or "malformed" in str(error):
+                raise StoreError(f"{path} {_describe(error)}") from None
+            last = error
+            continue
+        return db
+    raise StoreError(f"{path} cannot be read: {last}")
+
+
+def _check_schema(db: sqlite3.Connection, path: str) -> bool:
+    """True if the file is ours (or empty); refuse other programs' databases untouched."""
+    try:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as error:
+        raise StoreError(f"{path} {_describe(error)}") from None
+    if not tables:
+        return False
+    if {"players", "leaderboard"} <= tables:
+        raise StoreError(f"{path} is a Shared Deck database, not a locm tournament database")
+    if not tables >= _OUR_TABLES:
+        raise StoreError(
+            f"{path} is not a tournament database (its tables: {', '.join(sorted(tables))})"
+        )
+    return True
 
 
 @dataclass(frozen=True)
@@ -95,6 +200,9 @@ class GameRecord:
     log: bytes | None = None
     """The zlib-compressed JSON game log."""
     finished_at: str = ""
+    load: float | None = None
+    """The machine's load per core (1-minute average / cores) when the game ended:
+    above 1, bots were competing for CPU and a timeout may be the machine's fault."""
 
 
 def compress_log(log: Mapping[str, Any]) -> bytes:
@@ -115,28 +223,71 @@ _INSERT = (
 class TournamentStore:
     """The results of one tournament; use as a context manager."""
 
-    def __init__(self, path: str, *, lock: bool = True, create: bool = True) -> None:
-        if not create and not os.path.exists(path):
-            raise FileNotFoundError(f"no tournament database at {path}")
+    def __init__(
+        self, path: str, *, lock: bool = True, create: bool = True, read_only: bool = False
+    ) -> None:
+        """Open (and with ``create``, make) the database at ``path``.
+
+        ``read_only`` opens it without writing anything, even a journal: for
+        reports on files the user may not (or cannot) write.
+        """
+        _check_place(path, create and not read_only)
         self.path = path
         self._lock_file: int | None = None
-        if lock:
-            self._lock_file = os.open(f"{path}-lock", os.O_CREAT | os.O_RDWR, 0o644)
+        self._db: sqlite3.Connection | None = None
+        try:
+            if read_only:
+                self._db = _connect_read_only(path)
+                _check_schema(self.db, path)
+                self._columns = self._game_columns()
+                return
+            if lock:
+                self._take_lock()
+            if not os.path.exists(path):  # sqlite gives the -wal and -shm files its mode
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, FILE_MODE))
+            self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+            ours = _check_schema(self.db, path)
             try:
-                fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(self._lock_file)
-                self._lock_file = None
-                raise TournamentLocked(
-                    f"{path} is in use by another tournament (lock {path}-lock)"
-                ) from None
-        self.db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        with self.transaction():
-            for statement in _SCHEMA.strip().split(";"):
-                if statement.strip():
-                    self.db.execute(statement)
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                with self.transaction():
+                    if not ours:
+                        for statement in _SCHEMA.strip().split(";"):
+                            if statement.strip():
+                                self.db.execute(statement)
+                    self._migrate()
+            except sqlite3.DatabaseError as error:
+                raise StoreError(f"{path} {_describe(error)}") from None
+            self._columns = self._game_columns()
+        except BaseException:
+            self.close()
+            raise
+        _OPEN_STORES.add(self)
+
+    def _take_lock(self) -> None:
+        lock_path = f"{self.path}-lock"
+        try:
+            self._lock_file = os.open(lock_path, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, FILE_MODE)
+        except OSError as error:
+            raise StoreError(f"cannot create the lock file {lock_path}: {error.strerror}") from None
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._lock_file)
+            self._lock_file = None
+            raise TournamentLocked(
+                f"{self.path} is in use by another tournament (lock {lock_path})"
+            ) from None
+
+    def _migrate(self) -> None:
+        """Add the columns newer versions record to a database made by an older one."""
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(games)")}
+        if "load" not in columns:
+            self.db.execute("ALTER TABLE games ADD COLUMN load REAL")
+
+    def _game_columns(self) -> list[str]:
+        present = {row[1] for row in self.db.execute("PRAGMA table_info(games)")}
+        return [c for c in _COLUMNS if c in present]
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -148,8 +299,16 @@ class TournamentStore:
             raise
         self.db.execute("COMMIT")
 
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise StoreError(f"{self.path} is closed")
+        return self._db
+
     def close(self) -> None:
-        self.db.close()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
         if self._lock_file is not None:
             os.close(self._lock_file)  # releases the flock
             self._lock_file = None
@@ -211,7 +370,7 @@ class TournamentStore:
 
     def records(self, with_logs: bool = False) -> list[GameRecord]:
         """Every stored game, in schedule order (round, then seats)."""
-        columns = [c for c in _COLUMNS if with_logs or c != "log"]
+        columns = [c for c in self._columns if with_logs or c != "log"]
         rows = self.db.execute(
             f"SELECT {', '.join(columns)} FROM games ORDER BY round, first, second"
         ).fetchall()
@@ -220,6 +379,22 @@ class TournamentStore:
     def log(self, key: str) -> dict[str, Any] | None:
         row = self.db.execute("SELECT log FROM games WHERE key = ?", (key,)).fetchone()
         return None if row is None or row[0] is None else decompress_log(row[0])
+
+    def discard(
+        self, error_kinds: Sequence[str], *, timeouts_above_load: float | None = None
+    ) -> int:
+        """Delete the games recorded with these error kinds (and, with
+        ``timeouts_above_load``, the timeouts that happened at a higher load per
+        core), so that they are played again. Returns how many were deleted."""
+        marks = ", ".join("?" for _ in error_kinds) or "NULL"
+        query = f"DELETE FROM games WHERE error_kind IN ({marks})"
+        values: list[object] = list(error_kinds)
+        if timeouts_above_load is not None:
+            query += " OR (error_kind = 'timeout' AND load > ?)"
+            values.append(timeouts_above_load)
+        with self.transaction():
+            cursor = self.db.execute(query, values)
+        return cursor.rowcount
 
     def count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])

@@ -1,0 +1,78 @@
+"""The tournament store on real SQLite files: discarding games to replay, older databases,
+owner-only files, read-only opening."""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from cardarena.tournaments.report import build_report
+from cardarena.tournaments.store import GameRecord, StoreError, TournamentStore
+
+
+def game(key: str, kind: str | None, load: float | None, result: str = "win") -> GameRecord:
+    return GameRecord(
+        key=key, first="a", second="b", round=0, seed=1, winner=None if kind else 0,
+        result=result, end_reason="HEALTH", error_seat=0 if kind else None, error_kind=kind,
+        detail=None, turns=0, first_turns=0, first_mean_ms=0.0, first_max_ms=0.0,
+        second_turns=0, second_mean_ms=0.0, second_max_ms=0.0, duration_s=0.1,
+        replay="locm play ...", load=load,
+    )  # fmt: skip
+
+
+GAMES = [
+    game("ok", None, 3.0),
+    game("crash", "crash", 0.1),
+    game("slow", "timeout", 0.5),
+    game("busy", "timeout", 2.5),
+    game("lost", "referee", None, result="error"),
+    game("bad", "invalid", 3.0),
+]
+
+
+def test_discard_kinds_and_timeouts_under_overload(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    with TournamentStore(str(db)) as store:
+        for record in GAMES:
+            assert store.add(record)
+        assert store.discard(("referee",)) == 1
+        assert store.discard(("crash", "referee"), timeouts_above_load=1.0) == 2
+        assert sorted(store.done_keys()) == ["bad", "ok", "slow"]
+    for suffix in ("", "-lock"):
+        assert stat.S_IMODE(Path(f"{db}{suffix}").stat().st_mode) == 0o600
+
+
+def test_report_counts_timeouts_under_overload_apart() -> None:
+    report = build_report(["a", "b"], GAMES)
+    a = next(bot for bot in report.bots if bot.name == "a")
+    assert (a.timeouts, a.overloaded_timeouts, a.crashes) == (2, 1, 1)
+    assert "timeouts while the machine was overloaded" in report.text()
+    assert report.to_json()["bots"]["a"]["overloaded_timeouts"] == 1
+
+
+def test_an_older_database_without_the_load_column(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    with TournamentStore(str(db)) as store:
+        store.add(GAMES[0])
+    with sqlite3.connect(db) as connection:
+        connection.execute("ALTER TABLE games DROP COLUMN load")
+    with TournamentStore(str(db), read_only=True) as store:  # read as it is
+        assert [r.load for r in store.records()] == [None]
+    with TournamentStore(str(db)) as store:  # a writer adds the column
+        store.add(replace(GAMES[1]))
+        assert [r.load for r in store.records()] == [None, 0.1]
+
+
+def test_read_only_store_refuses_to_write_and_to_create(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no tournament database"):
+        TournamentStore(str(tmp_path / "none.db"), read_only=True)
+    assert not (tmp_path / "none.db").exists()
+    db = tmp_path / "r.db"
+    with TournamentStore(str(db)) as store:
+        store.add(GAMES[0])
+    with TournamentStore(str(db), read_only=True) as store, pytest.raises(sqlite3.Error):
+        store.add(GAMES[1])
