@@ -34,6 +34,7 @@ from .referee import (
     play_game,
 )
 from .rules import DEFAULT_VERSION, VERSIONS
+from .sandbox import available as sandbox_available
 from .state import EndReason, Phase
 
 DEFAULT_DB = "tournament.db"
@@ -50,6 +51,7 @@ class LocmGameTask:
     version: str
     league: int
     time_scale: float
+    sandbox: bool = True
 
 
 class TimedPlayer:
@@ -113,7 +115,9 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
     players: list[TimedPlayer] = []
     try:
         players = [
-            TimedPlayer(make_player(command, agent_seed(params, seat), task.time_scale))
+            TimedPlayer(
+                make_player(command, agent_seed(params, seat), task.time_scale, task.sandbox)
+            )
             for seat, command in enumerate(task.commands)
         ]
         outcome = play_game(
@@ -123,6 +127,7 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
             params=params,
             league=task.league,
             time_control=TimeControl(task.time_scale),
+            sandbox=task.sandbox,
         )
     except RefereeTerminated:
         raise  # the worker is being stopped: this game was not played
@@ -270,14 +275,21 @@ def run_tournament(
     backend: str = "process",
     address: str | None = None,
     progress: bool = True,
+    sandbox: bool = True,
 ) -> int:
-    """Play the missing games of a tournament into ``db``; return how many were played."""
+    """Play the missing games of a tournament into ``db``; return how many were played.
+
+    Bot commands run sandboxed if ``sandbox`` and the machine supports it (else one
+    warning here, in the parent, and the workers run them unsandboxed).
+    """
     names = [name for name, _command in bots]
     commands = dict(bots)
     if len(commands) != len(bots):
         raise ValueError("two bots have the same name")
     for command in commands.values():
         _check_bot(command)
+    if sandbox and any(not c.startswith(BUILTIN_PREFIX) for c in commands.values()):
+        sandbox = sandbox_available()
     specs = schedule(names, games, seed)
     settings = {
         "game": "locm",
@@ -293,7 +305,7 @@ def run_tournament(
         missing = [spec for spec in specs if spec.key not in done]
         tasks = [
             LocmGameTask(spec, (commands[spec.first], commands[spec.second]), version, league,
-                         time_scale)
+                         time_scale, sandbox)
             for spec in missing
         ]  # fmt: skip
         bar = _Progress(len(specs), len(specs) - len(missing), progress)
@@ -361,7 +373,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         played = run_tournament(
             bots, version=args.version, games=args.games, workers=args.workers, seed=args.seed,
             db=args.db, time_scale=args.time_scale, league=args.league, backend=args.backend,
-            address=args.address, progress=not args.quiet,
+            address=args.address, progress=not args.quiet, sandbox=not args.no_sandbox,
         )  # fmt: skip
         print(f"locm: played {played} new games into {args.db}", file=sys.stderr)
     except Interrupted as why:
@@ -430,6 +442,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     tournament.add_argument("--out", help="report directory (default: <db>-report)")
     tournament.add_argument("--json", action="store_true", help="print the report as JSON")
     tournament.add_argument("--quiet", action="store_true", help="no progress bar")
+    tournament.add_argument(
+        "--no-sandbox", action="store_true", help="run bot commands unsandboxed (docs/referee.md)"
+    )
     tournament.set_defaults(run=_cmd_tournament)
 
     report = commands.add_parser(

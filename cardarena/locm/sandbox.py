@@ -1,0 +1,172 @@
+"""The sandbox a bot process runs in: bubblewrap (``bwrap``) plus resource limits.
+
+A bot is untrusted code. In its sandbox it has its own PID namespace (it sees and
+can signal only its own processes; when the namespace's init dies the kernel
+kills every process in it, ``setsid`` and double-forked ones included), no
+network, a read-only view of the whole file system with a private, size-limited
+writable ``/tmp``, no capabilities, and limits on address space, file size and
+the number of processes and threads.
+
+This module only builds argument vectors and probes, once per process, whether
+the sandbox works here; :class:`~cardarena.locm.players.ProcessPlayer` runs them.
+
+How the pieces fit (all standard Linux tools, from util-linux and bubblewrap)::
+
+    prlimit --as=.. --fsize=.. --core=0 -- bwrap <namespaces, mounts> -- /bin/sh -c PRELUDE
+        PRELUDE (inside, still holding CAP_SYS_ADMIN in the sandbox's user namespace):
+        set the PID namespace's pid_max (the process limit), make /proc/sys read-only,
+        print READY_MARKER, then drop every capability (setpriv) and run the bot command.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+READY_MARKER = b"\x06"
+"""Written on the bot's stdout by the sandbox right before the bot starts (then discarded):
+the referee waits for it, so the sandbox's own start-up never counts against the bot's clock."""
+RESERVED_PIDS = 300
+"""The kernel never reuses PIDs below this once a namespace's PIDs have wrapped around."""
+PROBE_TIMEOUT_S = 20.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a sandboxed bot may use; the defaults suit every bot of the official contests."""
+
+    memory_bytes: int = 4 << 30
+    """RLIMIT_AS of every process: address space, so a JVM sizes its heap below it."""
+    file_size_bytes: int = 64 << 20
+    """RLIMIT_FSIZE: the largest file a process may write (in /tmp, the only writable place)."""
+    tmp_bytes: int = 64 << 20
+    """Size of the private tmpfs mounted on /tmp (and on /dev/shm)."""
+    tasks: int = 256
+    """Processes and threads the bot can always have at once (PID namespace pid_max)."""
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def _prelude(limits: Limits) -> str:
+    """The shell code run first inside the sandbox; ``$1`` is the bot command."""
+    pid_max = RESERVED_PIDS + limits.tasks
+    marker = f"\\{READY_MARKER[0]:03o}"
+    return (
+        f"echo {pid_max} > /proc/sys/kernel/pid_max || exit 125\n"
+        # As root, the sandbox's uid 0 is the host's: without this, /proc/sys (the
+        # host's sysctls, owned by uid 0) would stay writable after the capabilities go.
+        "if [ -O /proc/sys/kernel/pid_max ]; then "
+        "mount --bind -o ro /proc/sys /proc/sys || exit 125; fi\n"
+        f"printf '{marker}' || exit 125\n"
+        'exec setpriv --bounding-set=-all --inh-caps=-all --no-new-privs /bin/sh -c "$1"\n'
+    )
+
+
+def _host_tmp_dirs(command: str, cwd: str) -> list[str]:
+    """Directories under the host's /tmp that the command names (and the cwd if there).
+
+    The private /tmp hides the host's; a bot installed under /tmp (``python3
+    /tmp/x/bot.py``) must still be found, so these come back read-only.
+    """
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = []
+    candidates = [cwd]
+    for word in words:
+        candidates += [word, word.partition("=")[2]]
+    found: set[str] = set()
+    for candidate in candidates:
+        if not candidate:
+            continue
+        path = os.path.abspath(os.path.join(cwd, candidate))
+        if not (path == "/tmp" or path.startswith("/tmp/")) or not os.path.exists(path):
+            continue
+        found.add(path if os.path.isdir(path) else os.path.dirname(path))
+    found.discard("/tmp")  # all of the host's /tmp would defeat the private one
+    return sorted(found, key=lambda p: (p.count("/"), p))
+
+
+def wrap(
+    command: str,
+    cwd: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    bwrap: str = "bwrap",
+) -> list[str]:
+    """The argv that runs the shell command ``command`` in a sandbox, in ``cwd`` (read-only)."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    argv = [
+        "prlimit", f"--as={limits.memory_bytes}", f"--fsize={limits.file_size_bytes}",
+        "--core=0", "--",
+        bwrap, "--unshare-all", "--die-with-parent", "--new-session",
+        "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP",
+        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+        "--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+        "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
+    ]  # fmt: skip
+    for path in _host_tmp_dirs(command, cwd):
+        argv += ["--ro-bind", path, path]
+    argv += ["--setenv", "TMPDIR", "/tmp", "--chdir", cwd]
+    argv += ["--", "/bin/sh", "-c", _prelude(limits), "cardarena-sandbox", command]
+    return argv
+
+
+@dataclass(frozen=True)
+class Support:
+    """Whether the sandbox works on this machine, and if not, why."""
+
+    ok: bool
+    reason: str = ""
+
+
+@functools.cache
+def support() -> Support:
+    """Probe once per process: run ``echo ok`` in a real sandbox (bwrap present, user
+    namespaces allowed, the limits settable)."""
+    if not sys.platform.startswith("linux"):
+        return Support(False, f"not supported on {sys.platform}")
+    for tool in ("bwrap", "prlimit", "setpriv"):
+        if shutil.which(tool) is None:
+            return Support(False, f"{tool} not found (install bubblewrap and util-linux)")
+    try:
+        done = subprocess.run(
+            wrap("echo ok", "/"), capture_output=True, timeout=PROBE_TIMEOUT_S,
+            stdin=subprocess.DEVNULL, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return Support(False, f"bwrap failed to start: {error}")
+    if done.returncode != 0 or done.stdout != READY_MARKER + b"ok\n":
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = lines[-1] if lines else f"exit status {done.returncode}"
+        return Support(False, f"bwrap does not work here: {why}")
+    return Support(True)
+
+
+_warned = False
+
+
+def warn_unsupported(program: str = "locm") -> None:
+    """The one-line warning (once per process) when bots must run unsandboxed."""
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    print(
+        f"{program}: warning: bots run without a sandbox ({support().reason}); "
+        "--no-sandbox silences this",
+        file=sys.stderr,
+    )
+
+
+def available(program: str = "locm") -> bool:
+    """True if bots can be sandboxed; otherwise warn (once) and return False."""
+    if support().ok:
+        return True
+    warn_unsupported(program)
+    return False
