@@ -53,16 +53,34 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
+def per_namespace_pid_max(release: str | None = None) -> bool:
+    """True if ``kernel.pid_max`` is per PID namespace here (Linux 6.14 and later).
+
+    Before 6.14 it is one global value: writing it from a sandbox run by root would
+    change it for the whole machine, so it must never be written there.
+    """
+    release = os.uname().release if release is None else release
+    try:
+        major, minor = (int(part) for part in release.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (6, 14)
+
+
 def _prelude(limits: Limits) -> str:
     """The shell code run first inside the sandbox; ``$1`` is the bot command."""
-    pid_max = RESERVED_PIDS + limits.tasks
     marker = f"\\{READY_MARKER[0]:03o}"
-    return (
-        f"echo {pid_max} > /proc/sys/kernel/pid_max || exit 125\n"
+    if per_namespace_pid_max():
+        tasks = f"echo {RESERVED_PIDS + limits.tasks} > /proc/sys/kernel/pid_max || exit 125\n"
+    else:
+        # Counted per user namespace since Linux 5.14, so per sandbox; root is exempt.
+        tasks = f"prlimit --pid $$ --nproc={limits.tasks} || exit 125\n"
+    return tasks + (
         # As root, the sandbox's uid 0 is the host's: without this, /proc/sys (the
         # host's sysctls, owned by uid 0) would stay writable after the capabilities go.
-        "if [ -O /proc/sys/kernel/pid_max ]; then "
-        "mount --bind -o ro /proc/sys /proc/sys || exit 125; fi\n"
+        # (Any other user cannot mount here, and cannot write them anyway.)
+        "mount --bind -o ro /proc/sys /proc/sys 2>/dev/null "
+        "|| ! [ -w /proc/sys/kernel/panic ] || exit 125\n"
         f"printf '{marker}' || exit 125\n"
         'exec setpriv --bounding-set=-all --inh-caps=-all --no-new-privs /bin/sh -c "$1"\n'
     )
@@ -88,7 +106,9 @@ def _host_tmp_dirs(command: str, cwd: str) -> list[str]:
         path = os.path.abspath(os.path.join(cwd, candidate))
         if not (path == "/tmp" or path.startswith("/tmp/")) or not os.path.exists(path):
             continue
-        found.add(path if os.path.isdir(path) else os.path.dirname(path))
+        if not os.path.isdir(path) and os.path.dirname(path) != "/tmp":
+            path = os.path.dirname(path)  # its directory: a script's own modules, data
+        found.add(path)
     found.discard("/tmp")  # all of the host's /tmp would defeat the private one
     return sorted(found, key=lambda p: (p.count("/"), p))
 
