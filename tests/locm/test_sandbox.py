@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ import pytest
 from cardarena.locm import sandbox
 from cardarena.locm.referee import GameOutcome, play_game
 from cardarena.locm.state import EndReason
+from cardarena.tournaments.store import TournamentStore
 from tests.locm.bots import BOTS, new_tag, tagged_processes, wait_until_gone
 
 pytestmark = pytest.mark.skipif(
@@ -271,8 +271,7 @@ say("tmp ok")
 
 
 def test_a_tournament_bot_cannot_touch_the_database_or_the_worker(tmp_path: Path) -> None:
-    db = tmp_path / "data" / "t.db"
-    db.parent.mkdir()
+    db = tmp_path / "t.db"  # next to the bot's script: visible in its sandbox, read-only
     attack = (
         KILL_EVERYTHING
         + f"""
@@ -300,9 +299,16 @@ except OSError as error:
     assert "played 2 new games" in done.stderr
     assert b"PWNED" not in db.read_bytes()
     assert not (db.parent / "pwned").exists()
-    with sqlite3.connect(db) as connection:
-        rows = connection.execute("SELECT COUNT(*) FROM games").fetchone()
-    assert rows == (2,)
+    with TournamentStore(str(db), lock=False, create=False) as store:
+        records = store.records(with_logs=True)
+        assert len(records) == 2 and all(r.result == "win" for r in records)
+        assert all(r.error_kind is None for r in records)  # greedy won on health, no crash
+        logs = [store.log(r.key) for r in records]
+    errors = "".join(
+        text or "" for log in logs if log for text in log["errors"]["0"] + log["errors"]["1"]
+    )
+    assert errors.count("Read-only file system") == 2 * 4  # 3 writes and 1 delete per game
+    assert "WROTE" not in errors and "DELETED" not in errors
 
 
 def test_a_fork_bomb_is_contained(tmp_path: Path, tag: str) -> None:
