@@ -20,6 +20,7 @@ import os
 import shlex
 import shutil
 import signal
+from collections.abc import Sequence
 from typing import Protocol
 
 from . import sandbox as sandboxing
@@ -145,10 +146,18 @@ class ProcessPlayer:
     it kills the sandbox's PID namespace, every descendant of the bot included.
     """
 
-    def __init__(self, command: str, name: str | None = None, sandbox: bool = False) -> None:
+    def __init__(
+        self,
+        command: str,
+        name: str | None = None,
+        sandbox: bool = False,
+        hidden: Sequence[str] = (),
+    ) -> None:
         self.command = command
         self.name = name or command
         self.sandbox = sandbox
+        self.hidden = tuple(hidden)
+        """Files the sandboxed bot must not even read (a tournament's database)."""
         self.sandboxed = False
         """True once started inside a sandbox."""
         self._sandbox_init: int | None = None
@@ -171,7 +180,8 @@ class ProcessPlayer:
         try:
             if self.sandboxed:
                 self._process = await asyncio.create_subprocess_exec(
-                    *sandboxing.wrap(command), stdin=pipe, stdout=pipe, stderr=pipe,
+                    *sandboxing.wrap(command, hide=self.hidden),
+                    stdin=pipe, stdout=pipe, stderr=pipe,
                     start_new_session=True,  # bwrap in its own process group, as below
                 )  # fmt: skip
             else:

@@ -79,10 +79,15 @@ class GameOutcome:
 
 
 def make_player(
-    spec: str, seed: int | None = None, time_scale: float = 1.0, sandbox: bool = True
+    spec: str,
+    seed: int | None = None,
+    time_scale: float = 1.0,
+    sandbox: bool = True,
+    hidden: Sequence[str] = (),
 ) -> Player:
     """``builtin:<agent>`` plays in-process; anything else is a shell command, run in
-    a sandbox if ``sandbox`` (and the machine supports one).
+    a sandbox if ``sandbox`` (and the machine supports one) where ``hidden`` files
+    cannot be opened.
 
     A built-in agent that budgets its own thinking time (``search``) is told the
     time scale, so that it keeps within the scaled official limits.
@@ -96,7 +101,7 @@ def make_player(
         if hasattr(agent, "time_scale"):
             agent.time_scale = time_scale
         return InProcessPlayer(agent, spec)
-    return ProcessPlayer(spec, sandbox=sandbox)
+    return ProcessPlayer(spec, sandbox=sandbox, hidden=hidden)
 
 
 def agent_seed(params: GameParameters, player: int) -> int:

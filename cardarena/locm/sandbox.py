@@ -26,6 +26,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 READY_MARKER = b"\x06"
@@ -118,8 +119,13 @@ def wrap(
     cwd: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
     bwrap: str = "bwrap",
+    hide: Sequence[str] = (),
 ) -> list[str]:
-    """The argv that runs the shell command ``command`` in a sandbox, in ``cwd`` (read-only)."""
+    """The argv that runs the shell command ``command`` in a sandbox, in ``cwd`` (read-only).
+
+    The existing files in ``hide`` (a tournament's database and lock) cannot be opened:
+    ``/dev/null`` is mounted over them, and device files do not open in the sandbox.
+    """
     cwd = os.path.abspath(cwd or os.getcwd())
     argv = [
         "prlimit", f"--as={limits.memory_bytes}", f"--fsize={limits.file_size_bytes}",
@@ -130,8 +136,16 @@ def wrap(
         "--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
         "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
     ]  # fmt: skip
-    for path in _host_tmp_dirs(command, cwd):
+    if os.path.isdir("/run"):  # host daemons' sockets (connect() ignores a read-only mount)
+        argv += ["--tmpfs", "/run", "--remount-ro", "/run"]
+    visible = _host_tmp_dirs(command, cwd)
+    for path in visible:
         argv += ["--ro-bind", path, path]
+    for path in map(os.path.abspath, hide):
+        in_tmp = path.startswith("/tmp/")
+        shown = not in_tmp or any(path.startswith(v + "/") or path == v for v in visible)
+        if shown and os.path.isfile(path):
+            argv += ["--ro-bind", "/dev/null", path]
     argv += ["--setenv", "TMPDIR", "/tmp", "--chdir", cwd]
     argv += ["--", "/bin/sh", "-c", _prelude(limits), "cardarena-sandbox", command]
     return argv

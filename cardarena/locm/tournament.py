@@ -52,6 +52,8 @@ class LocmGameTask:
     league: int
     time_scale: float
     sandbox: bool = True
+    hidden: tuple[str, ...] = ()
+    """Files a sandboxed bot must not read: the database and its lock."""
 
 
 class TimedPlayer:
@@ -116,7 +118,9 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
     try:
         players = [
             TimedPlayer(
-                make_player(command, agent_seed(params, seat), task.time_scale, task.sandbox)
+                make_player(
+                    command, agent_seed(params, seat), task.time_scale, task.sandbox, task.hidden
+                )
             )
             for seat, command in enumerate(task.commands)
         ]
@@ -290,6 +294,7 @@ def run_tournament(
         _check_bot(command)
     if sandbox and any(not c.startswith(BUILTIN_PREFIX) for c in commands.values()):
         sandbox = sandbox_available()
+    hidden = tuple(os.path.abspath(db) + end for end in ("", "-lock", "-wal", "-shm", "-journal"))
     specs = schedule(names, games, seed)
     settings = {
         "game": "locm",
@@ -305,7 +310,7 @@ def run_tournament(
         missing = [spec for spec in specs if spec.key not in done]
         tasks = [
             LocmGameTask(spec, (commands[spec.first], commands[spec.second]), version, league,
-                         time_scale, sandbox)
+                         time_scale, sandbox, hidden)
             for spec in missing
         ]  # fmt: skip
         bar = _Progress(len(specs), len(specs) - len(missing), progress)

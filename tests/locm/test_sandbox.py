@@ -275,6 +275,11 @@ def test_a_tournament_bot_cannot_touch_the_database_or_the_worker(tmp_path: Path
     attack = (
         KILL_EVERYTHING
         + f"""
+try:
+    with open({str(db)!r}, "rb") as file:
+        say(f"READ {{len(file.read())}} bytes")
+except OSError as error:
+    say(f"cannot read the database: {{error.strerror}}")
 for path in [{str(db)!r}, {str(db)!r} + "-lock", {str(db.parent / "pwned")!r}]:
     try:
         with open(path, "ab") as file:
@@ -307,8 +312,10 @@ except OSError as error:
     errors = "".join(
         text or "" for log in logs if log for text in log["errors"]["0"] + log["errors"]["1"]
     )
-    assert errors.count("Read-only file system") == 2 * 4  # 3 writes and 1 delete per game
-    assert "WROTE" not in errors and "DELETED" not in errors
+    assert "WROTE" not in errors and "DELETED" not in errors and "READ" not in errors
+    # Per game: 1 read (no peeking at the other games), 3 writes and 1 delete refused.
+    assert errors.count("cannot read the database: Permission denied") == 2
+    assert errors.count("cannot ") == 2 * 5
 
 
 def test_a_fork_bomb_is_contained(tmp_path: Path, tag: str) -> None:
@@ -375,12 +382,14 @@ try:
     say("CONNECTED")
 except OSError as error:
     say(f"connect failed: {{error}}")
+say(f"/run holds {{os.listdir('/run')}}")  # no host daemon's Unix socket either
 """
         outcome = play(hostile_bot(tmp_path, attack, tag))
         with pytest.raises(BlockingIOError):
             server.accept()
     assert_normal_loss(outcome)
     assert "connect failed" in stderr_of(outcome)
+    assert "/run holds []" in stderr_of(outcome)
 
 
 def test_no_sandbox_runs_bots_as_before(tmp_path: Path, tag: str) -> None:
