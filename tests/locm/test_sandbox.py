@@ -428,3 +428,41 @@ def test_without_bwrap_one_warning_and_the_game_is_played(tmp_path: Path) -> Non
     assert len(done.stdout.splitlines()) >= 2
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and "warning: bots run without a sandbox (bwrap not found" in lines[0]
+
+
+def test_killing_the_sandbox_init_kills_every_descendant(tag: str) -> None:
+    import asyncio
+
+    from cardarena.locm.players import ProcessPlayer, _only_child
+
+    sleeper = f"{sys.executable} -c 'import time; time.sleep(600)' {tag}"
+
+    def sleepers(tag: str) -> list[int]:
+        script = [b"import time; time.sleep(600)"]
+        return [
+            pid for pid, _ in tagged_processes(tag) if _cmdline(pid).split(b"\0")[2:3] == script
+        ]
+
+    command = f"setsid {sleeper} & (setsid {sleeper} &) ; {sleeper}"
+
+    async def scenario() -> None:
+        player = ProcessPlayer(command, sandbox=True)
+        await player.start()
+        try:
+            assert player.sandboxed
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 30
+            while len(sleepers(tag)) < 3 and loop.time() < deadline:
+                await asyncio.sleep(0.02)
+            assert len(sleepers(tag)) == 3
+            process = player._process
+            assert process is not None
+            init = _only_child(process.pid)
+            assert init is not None
+            os.kill(init, signal.SIGKILL)  # not bwrap, our child: the namespace's init
+            await asyncio.wait_for(process.wait(), 10)
+        finally:
+            await player.close()
+
+    asyncio.run(scenario())
+    # The tag fixture checks that all three sleepers are gone.
