@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from cardarena.locm import sandbox
-from cardarena.locm.referee import GameOutcome, play_game
+from cardarena.locm.referee import GameOutcome, TimeControl, play_game
 from cardarena.locm.state import EndReason
 from cardarena.tournaments.store import TournamentStore
 from tests.locm.bots import BOTS, new_tag, tagged_processes, wait_until_gone
@@ -35,7 +35,9 @@ pytestmark = pytest.mark.skipif(
 
 LOCM = [sys.executable, "-m", "cardarena.locm"]
 ROOT = Path(__file__).resolve().parents[2]
-GREEDY_PROCESS = f"{sys.executable} -m cardarena.locm bot greedy --seed 1"
+GREEDY_PROCESS = f"{sys.executable} -m cardarena.locm bot greedy --seed 1 --time-scale 10"
+SCALE = 10.0
+"""Every time limit times this: the bots here are quick, but the machine may be busy."""
 
 PASS_LOOP = """
 import os, sys
@@ -79,8 +81,11 @@ def hostile_bot(tmp_path: Path, attack: str, tag: str = "", guarded: bool = True
     return f"{sys.executable} {script} {tag}".rstrip()
 
 
-def play(command: str, opponent: str = "builtin:greedy", **kwargs: object) -> GameOutcome:
-    return play_game(command, opponent, version="1.5", params={"seed": 1}, **kwargs)  # type: ignore[arg-type]
+def play(command: str, opponent: str = "builtin:greedy") -> GameOutcome:
+    """One short 1.5 game; limits scaled so that a busy machine cannot turn it into a timeout."""
+    return play_game(
+        command, opponent, version="1.5", params={"seed": 1}, time_control=TimeControl(SCALE)
+    )
 
 
 def stderr_of(outcome: GameOutcome, player: int = 0) -> str:
@@ -153,9 +158,7 @@ signal.sigwait([signal.SIGUSR1])  # the test has seen them
 """
     command = hostile_bot(tmp_path, attack, tag)
     result: list[GameOutcome] = []
-    game = threading.Thread(
-        target=lambda: result.append(play(command, time_control=slow())), daemon=True
-    )
+    game = threading.Thread(target=lambda: result.append(play(command)), daemon=True)
     game.start()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -174,12 +177,6 @@ signal.sigwait([signal.SIGUSR1])  # the test has seen them
     assert_normal_loss(result[0])
     assert "children started" in stderr_of(result[0])
     # The tag fixture then checks that neither sleeper (nor the bot) is left.
-
-
-def slow() -> object:
-    from cardarena.locm.referee import TimeControl
-
-    return TimeControl(scale=10.0)  # a loaded machine must not turn the handshake into a timeout
 
 
 def _cmdline(pid: int) -> bytes:
@@ -221,7 +218,7 @@ def test_a_bot_cannot_kill_the_referee(tmp_path: Path, tag: str) -> None:
     command = hostile_bot(tmp_path, KILL_EVERYTHING, tag)
     referee = subprocess.Popen(
         [*LOCM, "play", "-p1", command, "-p2", "builtin:greedy", "-d", "seed=1",
-         "-l", str(tmp_path / "game.json")],
+         "--time-scale", "10", "-l", str(tmp_path / "game.json")],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     out, err = referee.communicate(timeout=60)
@@ -297,7 +294,8 @@ except OSError as error:
     evil = hostile_bot(tmp_path, attack)
     done = subprocess.run(
         [*LOCM, "tournament", "--bot", f"evil={evil}", "--bot", "builtin:greedy", "--games", "1",
-         "--workers", "1", "--db", str(db), "--quiet", "--version", "1.5", "--json"],
+         "--workers", "1", "--db", str(db), "--quiet", "--version", "1.5", "--json",
+         "--time-scale", "10"],
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -333,7 +331,7 @@ for _ in range(2000):  # bounded, whatever happens
     children += 1
 say(f"forked {children}")
 """
-    outcome = play(hostile_bot(tmp_path, attack, tag), time_control=slow())
+    outcome = play(hostile_bot(tmp_path, attack, tag))
     assert_normal_loss(outcome)
     forked = int(stderr_of(outcome).split("forked ")[1].split()[0])
     limit = sandbox.DEFAULT_LIMITS.tasks
@@ -360,7 +358,7 @@ for place in ("/tmp", "/dev/shm"):
             say(f"{place} full after {total} MiB: {error.strerror}")
             break
 """
-    outcome = play(hostile_bot(tmp_path, attack, tag), time_control=slow())
+    outcome = play(hostile_bot(tmp_path, attack, tag))
     assert_normal_loss(outcome)
     errors = stderr_of(outcome)
     limit_mib = sandbox.DEFAULT_LIMITS.tmp_bytes >> 20
@@ -403,6 +401,7 @@ except OSError as error:
 """
     command = hostile_bot(tmp_path, attack, tag, guarded=False)  # a harmless attack
     args = [*LOCM, "play", "-p1", command, "-p2", "builtin:greedy", "-d", "seed=1"]
+    args += ["--time-scale", "10"]
     sandboxed = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert sandboxed.stdout.splitlines()[:2] == ["0", "1"] and not marker.exists()
     plain = subprocess.run([*args, "--no-sandbox"], cwd=ROOT, capture_output=True, text=True,
@@ -420,7 +419,7 @@ def test_without_bwrap_one_warning_and_the_game_is_played(tmp_path: Path) -> Non
                    bin_dir / tool)  # fmt: skip
     bot = str(BOTS / "pass_bot.sh")
     done = subprocess.run(
-        [*LOCM, "play", "-p1", bot, "-p2", bot, "-d", "seed=1"],
+        [*LOCM, "play", "-p1", bot, "-p2", bot, "-d", "seed=1", "--time-scale", "10"],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
         env={**os.environ, "PATH": str(bin_dir)},
     )  # fmt: skip
