@@ -179,11 +179,20 @@ class ProcessPlayer:
         pipe = asyncio.subprocess.PIPE
         try:
             if self.sandboxed:
-                self._process = await asyncio.create_subprocess_exec(
+                spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
                     *sandboxing.wrap(command, hide=self.hidden),
                     stdin=pipe, stdout=pipe, stderr=pipe,
                     start_new_session=True,  # bwrap in its own process group, as below
-                )  # fmt: skip
+                ))  # fmt: skip
+                try:
+                    self._process = await asyncio.shield(spawn)
+                except asyncio.CancelledError:
+                    # Stopped (SIGTERM) while starting: keep the process so that close()
+                    # kills the sandbox. Cancelling the spawn would kill bwrap alone, and a
+                    # sandbox still being set up would then be left waiting for it forever.
+                    self._process = await spawn
+                    self._pgid = self._process.pid
+                    raise
             else:
                 self._process = await asyncio.create_subprocess_shell(
                     command, stdin=pipe, stdout=pipe, stderr=pipe,
@@ -299,6 +308,8 @@ class ProcessPlayer:
             return
         if process.stdin is not None:
             process.stdin.close()
+        if self.sandboxed:  # kill its PID namespace first: bwrap then exits at once
+            _kill_sandbox_init(process.pid)
         _signal_group(process.pid, signal.SIGTERM)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(process.wait(), TERMINATE_GRACE_S)
@@ -324,6 +335,8 @@ class ProcessPlayer:
     def kill_now(self) -> None:
         """Last resort when the event loop is gone (a second Ctrl-C): SIGKILL the group."""
         if self._pgid is not None:
+            if self.sandboxed:
+                _kill_sandbox_init(self._pgid)
             _signal_group(self._pgid, signal.SIGKILL)
             self._pgid = None
 
@@ -341,6 +354,15 @@ def _only_child(pid: int) -> int | None:
     except OSError:
         return None
     return int(children[0]) if len(children) == 1 else None
+
+
+def _kill_sandbox_init(bwrap_pid: int) -> None:
+    """SIGKILL the sandbox's init, which the kernel answers by killing its whole PID
+    namespace; also a sandbox still being set up, which ignores its parent's death."""
+    init = _only_child(bwrap_pid)
+    if init is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(init, signal.SIGKILL)
 
 
 def _dead(pid: int) -> bool:
