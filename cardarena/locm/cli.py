@@ -91,6 +91,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
         params=params,
         league=4 if args.league is None else args.league,
         time_control=TimeControl(args.time_scale, not args.no_time_limit),
+        sandbox=not args.no_sandbox,
     )
     seats = zip(("-p1", "-p2"), (args.p1, args.p2), outcome.early_exits, strict=True)
     for option, command, why in seats:
@@ -269,6 +270,9 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
         help="multiply every time limit by X",
     )
     play.add_argument("--no-time-limit", action="store_true", help="wait for answers forever")
+    play.add_argument(
+        "--no-sandbox", action="store_true", help="run bot commands unsandboxed (docs/referee.md)"
+    )
     play.set_defaults(run=_cmd_play)
 
 

@@ -20,8 +20,10 @@ import os
 import shlex
 import shutil
 import signal
+from collections.abc import Sequence
 from typing import Protocol
 
+from . import sandbox as sandboxing
 from .agents import Agent
 from .rules import DECK_SIZE, MAX_ANSWER_BYTES
 from .state import PASS, ActionType, Phase, State
@@ -30,6 +32,10 @@ STDERR_BYTES_PER_ROUND = 4096
 """The SDK runner logs at most this many bytes of a bot's stderr per execution."""
 TERMINATE_GRACE_S = 1.0
 """How long a bot may take to exit after SIGTERM before its process group is killed."""
+SANDBOX_READY_TIMEOUT_S = 30.0
+"""How long a sandbox may take to set up (a loaded machine) before the bot's clock starts anyway."""
+SANDBOX_EXIT_TIMEOUT_S = 5.0
+"""How long closing waits for the kernel to empty a sandbox's PID namespace."""
 _READ_CHUNK = MAX_ANSWER_BYTES
 
 
@@ -133,11 +139,28 @@ class LineSplitter:
 
 
 class ProcessPlayer:
-    """A bot program, started through the shell in its own process group."""
+    """A bot program, started through the shell in its own process group.
 
-    def __init__(self, command: str, name: str | None = None) -> None:
+    With ``sandbox`` (where :func:`~cardarena.locm.sandbox.available`), the shell and
+    the bot run in a bubblewrap sandbox: our child is then ``bwrap``, and killing
+    it kills the sandbox's PID namespace, every descendant of the bot included.
+    """
+
+    def __init__(
+        self,
+        command: str,
+        name: str | None = None,
+        sandbox: bool = False,
+        hidden: Sequence[str] = (),
+    ) -> None:
         self.command = command
         self.name = name or command
+        self.sandbox = sandbox
+        self.hidden = tuple(hidden)
+        """Files the sandboxed bot must not even read (a tournament's database)."""
+        self.sandboxed = False
+        """True once started inside a sandbox."""
+        self._sandbox_init: int | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._stderr = bytearray()
@@ -152,18 +175,52 @@ class ProcessPlayer:
         command = self.command
         if check_command(command):
             command = "exec " + command  # no shell process left in between
+        self.sandboxed = self.sandbox and sandboxing.available()
+        pipe = asyncio.subprocess.PIPE
         try:
-            self._process = await asyncio.create_subprocess_shell(
-                command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,  # its own process group: killed as a whole
-            )
+            if self.sandboxed:
+                spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+                    *sandboxing.wrap(command, hide=self.hidden),
+                    stdin=pipe, stdout=pipe, stderr=pipe,
+                    start_new_session=True,  # bwrap in its own process group, as below
+                ))  # fmt: skip
+                try:
+                    self._process = await asyncio.shield(spawn)
+                except asyncio.CancelledError:
+                    # Stopped (SIGTERM) while starting: keep the process so that close()
+                    # kills the sandbox. Cancelling the spawn would kill bwrap alone, and a
+                    # sandbox still being set up would then be left waiting for it forever.
+                    self._process = await spawn
+                    self._pgid = self._process.pid
+                    raise
+            else:
+                self._process = await asyncio.create_subprocess_shell(
+                    command, stdin=pipe, stdout=pipe, stderr=pipe,
+                    start_new_session=True,  # its own process group: killed as a whole
+                )  # fmt: skip
         except OSError as error:
             raise StartError(f"cannot start {self.command!r}: {error.strerror}") from None
         self._pgid = self._process.pid
         self._stderr_task = asyncio.create_task(self._drain_stderr())
+        if self.sandboxed:
+            await self._await_sandbox()
+
+    async def _await_sandbox(self) -> None:
+        """Wait until the sandbox is set up, so that its start-up is not on the bot's clock.
+
+        The sandbox writes one marker byte on stdout right before it runs the bot;
+        if it fails instead, the bot is simply never heard from (a crash at its
+        first turn, with bwrap's message in its stderr).
+        """
+        process = self._process
+        assert process is not None and process.stdout is not None
+        with contextlib.suppress(TimeoutError, asyncio.IncompleteReadError):
+            marker = await asyncio.wait_for(
+                process.stdout.readexactly(len(sandboxing.READY_MARKER)), SANDBOX_READY_TIMEOUT_S
+            )
+            if marker != sandboxing.READY_MARKER:  # cannot happen: the bot had not started
+                self._lines.feed(marker)
+        self._sandbox_init = _only_child(process.pid)
 
     async def _drain_stderr(self) -> None:
         """Read stderr continuously; keep only what one round of the log may hold."""
@@ -251,6 +308,8 @@ class ProcessPlayer:
             return
         if process.stdin is not None:
             process.stdin.close()
+        if self.sandboxed:  # kill its PID namespace first: bwrap then exits at once
+            _kill_sandbox_init(process.pid)
         _signal_group(process.pid, signal.SIGTERM)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(process.wait(), TERMINATE_GRACE_S)
@@ -259,6 +318,9 @@ class ProcessPlayer:
         await process.wait()
         self._process = None
         self._pgid = None
+        if self._sandbox_init is not None:
+            await _namespace_gone(self._sandbox_init)
+            self._sandbox_init = None
         if self._stderr_task is not None:
             try:
                 await asyncio.wait_for(self._stderr_task, TERMINATE_GRACE_S)
@@ -273,6 +335,8 @@ class ProcessPlayer:
     def kill_now(self) -> None:
         """Last resort when the event loop is gone (a second Ctrl-C): SIGKILL the group."""
         if self._pgid is not None:
+            if self.sandboxed:
+                _kill_sandbox_init(self._pgid)
             _signal_group(self._pgid, signal.SIGKILL)
             self._pgid = None
 
@@ -280,6 +344,46 @@ class ProcessPlayer:
 def _signal_group(pgid: int, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
+
+
+def _only_child(pid: int) -> int | None:
+    """The one child of ``pid`` (bwrap's: the sandbox's init), or None if unknown."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as file:
+            children = file.read().split()
+    except OSError:
+        return None
+    return int(children[0]) if len(children) == 1 else None
+
+
+def _kill_sandbox_init(bwrap_pid: int) -> None:
+    """SIGKILL the sandbox's init, which the kernel answers by killing its whole PID
+    namespace; also a sandbox still being set up, which ignores its parent's death."""
+    init = _only_child(bwrap_pid)
+    if init is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(init, signal.SIGKILL)
+
+
+def _dead(pid: int) -> bool:
+    """True if ``pid`` is gone or a zombie (a namespace's init is a zombie only once
+    the kernel has killed and reaped everything else in its namespace)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as file:
+            state = file.read().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
+
+
+async def _namespace_gone(init_pid: int) -> None:
+    """Wait (bounded) until a sandbox's init has died, so nothing of the bot outlives close()."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SANDBOX_EXIT_TIMEOUT_S
+    delay = 0.001
+    while not _dead(init_pid) and loop.time() < deadline:
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
 
 
 class InProcessPlayer:

@@ -83,8 +83,16 @@ class GameOutcome:
     first answer (a broken command line, a missing script); the game still counts."""
 
 
-def make_player(spec: str, seed: int | None = None, time_scale: float = 1.0) -> Player:
-    """``builtin:<agent>`` plays in-process; anything else is a shell command.
+def make_player(
+    spec: str,
+    seed: int | None = None,
+    time_scale: float = 1.0,
+    sandbox: bool = True,
+    hidden: Sequence[str] = (),
+) -> Player:
+    """``builtin:<agent>`` plays in-process; anything else is a shell command, run in
+    a sandbox if ``sandbox`` (and the machine supports one) where ``hidden`` files
+    cannot be opened.
 
     A built-in agent that budgets its own thinking time (``search``) is told the
     time scale, so that it keeps within the scaled official limits.
@@ -98,7 +106,7 @@ def make_player(spec: str, seed: int | None = None, time_scale: float = 1.0) -> 
         if hasattr(agent, "time_scale"):
             agent.time_scale = time_scale
         return InProcessPlayer(agent, spec)
-    return ProcessPlayer(spec)
+    return ProcessPlayer(spec, sandbox=sandbox, hidden=hidden)
 
 
 def agent_seed(params: GameParameters, player: int) -> int:
@@ -293,8 +301,11 @@ def play_game(
     params: GameParameters | Mapping[str, object] | None = None,
     league: int = 4,
     time_control: TimeControl = TimeControl(),
+    sandbox: bool = True,
 ) -> GameOutcome:
     """Play one game synchronously: commands (or ``builtin:<agent>``) or Player objects.
+
+    Bot commands run sandboxed unless ``sandbox`` is false (see :mod:`.sandbox`).
 
     Ctrl-C raises KeyboardInterrupt and SIGTERM raises :class:`RefereeTerminated`,
     in both cases after every bot process group has been terminated.
@@ -302,7 +313,7 @@ def play_game(
     if not isinstance(params, GameParameters):
         params = resolve_parameters(version, params)
     players = [
-        make_player(spec, agent_seed(params, index), time_control.scale)
+        make_player(spec, agent_seed(params, index), time_control.scale, sandbox)
         if isinstance(spec, str)
         else spec
         for index, spec in enumerate((player1, player2))

@@ -36,6 +36,7 @@ from .referee import (
     play_game,
 )
 from .rules import DEFAULT_VERSION, VERSIONS
+from .sandbox import available as sandbox_available
 from .state import EndReason, Phase
 
 DEFAULT_DB = "tournament.db"
@@ -60,6 +61,9 @@ class LocmGameTask:
     version: str
     league: int
     time_scale: float
+    sandbox: bool = True
+    hidden: tuple[str, ...] = ()
+    """Files a sandboxed bot must not read: the database and its lock."""
 
 
 class TimedPlayer:
@@ -123,7 +127,11 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
     players: list[TimedPlayer] = []
     try:
         players = [
-            TimedPlayer(make_player(command, agent_seed(params, seat), task.time_scale))
+            TimedPlayer(
+                make_player(
+                    command, agent_seed(params, seat), task.time_scale, task.sandbox, task.hidden
+                )
+            )
             for seat, command in enumerate(task.commands)
         ]
         outcome = play_game(
@@ -133,6 +141,7 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
             params=params,
             league=task.league,
             time_control=TimeControl(task.time_scale),
+            sandbox=task.sandbox,
         )
     except RefereeTerminated:
         raise  # the worker is being stopped: this game was not played
@@ -245,7 +254,7 @@ def _check_bot(command: str) -> None:
     check_command(command)
 
 
-def _probe_bots(commands: Sequence[str]) -> None:
+def _probe_bots(commands: Sequence[str], sandbox: bool, hidden: Sequence[str]) -> None:
     """Run every bot command for up to PROBE_S without input; refuse one that fails.
 
     ``check_command`` already refuses a program that does not exist; this catches a
@@ -259,7 +268,7 @@ def _probe_bots(commands: Sequence[str]) -> None:
         return
 
     async def probe(command: str) -> str | None:
-        player = ProcessPlayer(command)
+        player = ProcessPlayer(command, sandbox=sandbox, hidden=hidden)
         try:
             await player.start()
             await player.send("", None, 0)  # type: ignore[arg-type]  # starts its clock
@@ -329,6 +338,7 @@ def run_tournament(
     address: str | None = None,
     progress: bool = True,
     retry_errors: bool = False,
+    sandbox: bool = True,
 ) -> int:
     """Play the missing games of a tournament into ``db``; return how many were played.
 
@@ -336,6 +346,9 @@ def run_tournament(
     always played again; with ``retry_errors`` so are games a bot lost by
     crashing (e.g. its command was broken and has been fixed since) and
     timeouts under overload (load per core above ``OVERLOAD``).
+
+    Bot commands run sandboxed if ``sandbox`` and the machine supports it (else one
+    warning here, in the parent, and the workers run them unsandboxed).
     """
     names = [name for name, _command in bots]
     commands = dict(bots)
@@ -355,6 +368,9 @@ def run_tournament(
             "and may time out (the report counts timeouts under overload apart)",
             file=sys.stderr,
         )
+    if sandbox and any(not c.startswith(BUILTIN_PREFIX) for c in commands.values()):
+        sandbox = sandbox_available()
+    hidden = tuple(os.path.abspath(db) + end for end in ("", "-lock", "-wal", "-shm", "-journal"))
     specs = schedule(names, games, seed)
     settings = {
         "game": "locm",
@@ -364,7 +380,7 @@ def run_tournament(
         "league": str(league),
     }
     played = 0
-    _probe_bots(list(commands.values()))
+    _probe_bots(list(commands.values()), sandbox, hidden)
     with TournamentStore(db) as store:
         store.configure(settings, commands)
         if retry_errors:
@@ -375,7 +391,7 @@ def run_tournament(
         missing = [spec for spec in specs if spec.key not in done]
         tasks = [
             LocmGameTask(spec, (commands[spec.first], commands[spec.second]), version, league,
-                         time_scale)
+                         time_scale, sandbox, hidden)
             for spec in missing
         ]  # fmt: skip
         bar = _Progress(len(specs), len(specs) - len(missing), progress)
@@ -463,7 +479,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
             bots, version=args.version, games=args.games, workers=args.workers, seed=args.seed,
             db=args.db, time_scale=args.time_scale, league=args.league or 4,
             backend=args.backend, address=args.address, progress=not args.quiet,
-            retry_errors=args.retry_errors,
+            retry_errors=args.retry_errors, sandbox=not args.no_sandbox,
         )  # fmt: skip
         print(f"locm: played {played} new games into {args.db}", file=sys.stderr)
     except Interrupted as why:
@@ -544,6 +560,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     tournament.add_argument("--out", help="report directory (default: <db>-report)")
     tournament.add_argument("--json", action="store_true", help="print the report as JSON")
     tournament.add_argument("--quiet", action="store_true", help="no progress bar")
+    tournament.add_argument(
+        "--no-sandbox", action="store_true", help="run bot commands unsandboxed (docs/referee.md)"
+    )
     tournament.set_defaults(run=_cmd_tournament)
 
     report = commands.add_parser(
