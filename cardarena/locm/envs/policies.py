@@ -11,7 +11,7 @@ A policy is given as
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from ..state import Action, IllegalActionError, State
 from .encoding import Encoder
 
 PolicyFn = Callable[[np.ndarray, np.ndarray], Any]
-PolicySpec = Union[str, Any, PolicyFn]
+PolicySpec = Any  # str | agent with act(state) | PolicyFn
 """A built-in agent name, an object with ``act(state)``, or ``(observation, mask) -> index``."""
 
 
