@@ -137,6 +137,15 @@ CARD_FIELDS: tuple[tuple[str, float, float], ...] = (
     ("area_both_lanes", 0, 1),
 )
 OFFER_FIELDS = (*CARD_FIELDS, ("copies_chosen", 0, 2))
+MY_DECK_FIELDS: tuple[tuple[str, float, float], ...] = (
+    *((f"cost_{cost}", 0, 30) for cost in range(13)),
+    ("creatures", 0, 30),
+    ("green_items", 0, 30),
+    ("red_items", 0, 30),
+    ("blue_items", 0, 30),
+)
+"""The player's own cards not yet drawn (battle) or chosen so far (deck building):
+it built the deck, so it knows them, though not their order."""
 CREATURE_FIELDS: tuple[tuple[str, float, float], ...] = (
     ("present", 0, 1),
     ("base_id", 0, 160),
@@ -178,6 +187,7 @@ def observation_layout(version: str | RuleSet) -> ObservationLayout:
         ("global", 1, GLOBAL_FIELDS),
         ("me", 1, PLAYER_FIELDS),
         ("opponent", 1, PLAYER_FIELDS),
+        ("my_deck", 1, MY_DECK_FIELDS),
         ("hand", HAND_LIMIT, CARD_FIELDS),
         ("my_board", BOARD_SLOTS, CREATURE_FIELDS),
         ("opponent_board", BOARD_SLOTS, CREATURE_FIELDS),
@@ -244,6 +254,7 @@ class Encoder:
         blocks = self.obs_layout.blocks
         self._me = blocks["me"][0]
         self._opp = blocks["opponent"][0]
+        self._my_deck = blocks["my_deck"][0]
         self._hand = blocks["hand"][0]
         self._my_board = blocks["my_board"][0]
         self._opp_board = blocks["opponent_board"][0]
@@ -407,6 +418,11 @@ class Encoder:
                 side.runes[0] if side.runes else 0,
                 _clip(side.draw_shown, 0, 30),
             )
+        deck_at = self._my_deck
+        cards = me.chosen if phase is Phase.DECK_BUILDING else [i.card for i in me.deck]
+        for card in cards:
+            obs[deck_at + _clip(card.cost, 0, 12)] += 1.0
+            obs[deck_at + 13 + card.type] += 1.0
         if phase is Phase.BATTLE or phase is Phase.ENDED:
             width = len(CARD_FIELDS)
             start = self._hand

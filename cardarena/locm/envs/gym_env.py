@@ -206,7 +206,7 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
             "seat": self.seat,
             "phase": state.phase.name.lower(),
             "turn": state.turn,
-            "winner": state.winner,
+            "winner": -1 if state.winner is None else state.winner,
             "game_seed": state.params.seed,
         }
 
