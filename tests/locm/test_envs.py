@@ -47,7 +47,7 @@ def _play(env: Any, seed: int, rng: random.Random, check_masks: bool = True) -> 
     terminated = False
     while not terminated:
         mask = info["action_mask"]
-        assert np.array_equal(mask, env.unwrapped.action_masks())
+        assert np.array_equal(mask, env.action_masks())
         if check_masks:
             state = env.unwrapped.state
             assert _decoded_legal_set(env) == set(state.legal_actions())
@@ -70,6 +70,8 @@ def _play(env: Any, seed: int, rng: random.Random, check_masks: bool = True) -> 
 def test_env_api(env_id: str, version: str) -> None:
     """The contract of every env: spaces, masks = engine legality, seeds, errors, pickling."""
     env = gym.make(env_id, version=version, render_mode="ansi")
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
     first = _play(env, 11, random.Random(1))
     again = _play(env, 11, random.Random(1), check_masks=False)
     assert first == again, "the same seed and actions must give the same trajectory"
@@ -109,7 +111,7 @@ def test_env_api(env_id: str, version: str) -> None:
 def test_check_env_without_warnings(env_id: str, version: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        check_env(gym.make(env_id, version=version, render_mode="ansi").unwrapped)
+        check_env(gym.make(env_id, version=version, render_mode="ansi"))
 
 
 def test_many_random_steps_masks_match_engine() -> None:
