@@ -124,22 +124,27 @@ def test_many_random_steps_masks_match_engine() -> None:
     assert steps > 1500
 
 
-def _recorded_game(version: str) -> dict[str, Any]:
+def _recorded_game(version: str, number: int) -> dict[str, Any]:
+    """The ``number``-th recorded game of ``version`` started from a seed alone."""
     path = SHARED / "conformance" / f"locm-{version}.jsonl"
     if not path.exists():
         pytest.skip(f"{path} is absent: the conformance check needs ../shared")
+    found = 0
     with path.open(encoding="utf-8") as lines:
         for line in lines:
             game = json.loads(line)
             if set(game["given_params"]) == {"seed"} and game.get("league", 4) == 4:
-                return game
-    pytest.skip(f"no recorded {version} game with only a seed given")
+                if found == number:
+                    return game
+                found += 1
+    pytest.skip(f"fewer than {number + 1} recorded {version} games with only a seed given")
 
 
+@pytest.mark.parametrize("number", range(3))
 @pytest.mark.parametrize("version", VERSIONS)
-def test_reset_seed_plays_the_official_game(version: str) -> None:
+def test_reset_seed_plays_the_official_game(version: str, number: int) -> None:
     """reset(seed=S) offers the recorded cards and deals the recorded decks in order."""
-    game = _recorded_game(version)
+    game = _recorded_game(version, number)
     seed = int(game["given_params"]["seed"])
     # The deck-building choices both players made, as the engine replays them.
     protocol = ProtocolGame(version, game["given_params"])
