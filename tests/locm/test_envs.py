@@ -124,8 +124,21 @@ def test_many_random_steps_masks_match_engine() -> None:
     assert steps > 1500
 
 
+def _replay_deck_building(game: dict[str, Any]) -> tuple[ProtocolGame, Any] | None:
+    """The engine after the recorded deck building, and the first battle request
+    (None when the recorded game ended before its battle, e.g. on a bad answer)."""
+    protocol = ProtocolGame(game["version"], game["given_params"])
+    turns = iter(game["turns"])
+    while requests := protocol.requests():
+        if protocol.state.phase is Phase.BATTLE:
+            return protocol, requests[0]
+        protocol.answer([next(turns)["output"] for _ in requests])
+    return None
+
+
 def _recorded_game(version: str, number: int) -> dict[str, Any]:
-    """The ``number``-th recorded game of ``version`` started from a seed alone."""
+    """The ``number``-th recorded game of ``version`` started from a seed alone that
+    reached its battle."""
     path = SHARED / "conformance" / f"locm-{version}.jsonl"
     if not path.exists():
         pytest.skip(f"{path} is absent: the conformance check needs ../shared")
@@ -133,7 +146,11 @@ def _recorded_game(version: str, number: int) -> dict[str, Any]:
     with path.open(encoding="utf-8") as lines:
         for line in lines:
             game = json.loads(line)
-            if set(game["given_params"]) == {"seed"} and game.get("league", 4) == 4:
+            if (
+                set(game["given_params"]) == {"seed"}
+                and game.get("league", 4) == 4
+                and _replay_deck_building(game) is not None
+            ):
                 if found == number:
                     return game
                 found += 1
@@ -147,15 +164,9 @@ def test_reset_seed_plays_the_official_game(version: str, number: int) -> None:
     game = _recorded_game(version, number)
     seed = int(game["given_params"]["seed"])
     # The deck-building choices both players made, as the engine replays them.
-    protocol = ProtocolGame(version, game["given_params"])
-    turns = iter(game["turns"])
-    first_battle_input = None
-    while requests := protocol.requests():
-        if protocol.state.phase is Phase.BATTLE:
-            first_battle_input = requests[0]
-            break
-        protocol.answer([next(turns)["output"] for _ in requests])
-    assert first_battle_input is not None
+    replayed = _replay_deck_building(game)
+    assert replayed is not None
+    protocol, first_battle_input = replayed
     chosen = [[card.base_id for card in p.chosen] for p in protocol.state.players]
 
     encoder = Encoder(version)
