@@ -1,0 +1,57 @@
+"""Gymnasium and PettingZoo environments for LOCM 1.0, 1.2 and 1.5.
+
+Importing this package registers the Gymnasium ids (it needs the ``envs`` extra:
+``pip install "cardarena[envs]"``)::
+
+    cardarena/LOCM-v0               the whole game: deck building, then battle
+    cardarena/LOCM-deckbuilding-v0  deck building; the battle is played by policies
+    cardarena/LOCM-battle-v0        battle; the decks are built by policies
+
+``import cardarena`` and the engine never import this package (nor gymnasium).
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from .encoding import ActionLayout, Encoder, ObservationLayout, action_layout, observation_layout
+from .gym_env import LOCMBattleEnv, LOCMDeckBuildingEnv, LOCMEnv, MaskedDiscrete
+
+ENV_IDS = ("cardarena/LOCM-v0", "cardarena/LOCM-deckbuilding-v0", "cardarena/LOCM-battle-v0")
+
+
+def _register() -> None:
+    entry = "cardarena.locm.envs.gym_env:"
+    classes = ("LOCMEnv", "LOCMDeckBuildingEnv", "LOCMBattleEnv")
+    for env_id, name in zip(ENV_IDS, classes, strict=True):
+        if env_id not in gym.registry:
+            # No wrappers: the env checks its own call order, and env.action_masks() stays
+            # reachable on what gymnasium.make returns.
+            gym.register(
+                id=env_id, entry_point=entry + name, disable_env_checker=True, order_enforce=False
+            )
+
+
+_register()
+
+
+def aec_env(version: str = "1.5", **kwargs: object):  # type: ignore[no-untyped-def]
+    """The PettingZoo AEC environment (imports pettingzoo on first use)."""
+    from .pettingzoo_env import LOCMAECEnv
+
+    return LOCMAECEnv(version, **kwargs)  # type: ignore[arg-type]
+
+
+__all__ = [
+    "ENV_IDS",
+    "ActionLayout",
+    "Encoder",
+    "LOCMBattleEnv",
+    "LOCMDeckBuildingEnv",
+    "LOCMEnv",
+    "MaskedDiscrete",
+    "ObservationLayout",
+    "action_layout",
+    "aec_env",
+    "observation_layout",
+]

@@ -1,0 +1,539 @@
+"""The fixed action layout, the legal-action mask and the observation arrays of LOCM.
+
+Pure numpy over :class:`~cardarena.locm.state.State` (no gymnasium), so every
+environment, and a future batched engine, shares one encoding. An :class:`Encoder`
+owns preallocated arrays and rewrites only what changed; card rows are computed
+once per card and cached.
+
+Slots: a hand slot is the card's index in the hand (0-7). A board slot is the
+creature's index in its lane plus 3 × lane in 1.2/1.5 (lane 0: slots 0-2, lane 1:
+slots 3-5) and its index on the single board in 1.0 (0-5). The observation and
+the actions use the same slots, so "hand slot 2" means the same card in both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..cards import Card
+from ..rules import HAND_LIMIT, RuleSet, ruleset
+from ..state import Action, ActionType, IllegalActionError, Phase, State
+
+BOARD_SLOTS = 6
+"""Per side: 1.0 has one lane of 6, 1.2/1.5 two lanes of 3."""
+TARGETS_ATTACK = 1 + BOARD_SLOTS
+"""ATTACK targets: the opponent's face, then its board slots."""
+TARGETS_USE = 1 + 2 * BOARD_SLOTS
+"""USE targets: none/face (blue items), own board slots (green), opponent slots (red, blue)."""
+POOL_SIZE_1_5 = 120
+
+_PASS, _SUMMON, _ATTACK, _USE, _PICK, _CHOOSE = (int(kind) for kind in ActionType)
+
+
+@dataclass(frozen=True)
+class ActionLayout:
+    """Where each kind of action starts in the Discrete space of one version."""
+
+    version: str
+    lanes: int
+    summon: int
+    attack: int
+    use: int
+    deck: int
+    deck_actions: int
+    """3 PICK actions (1.0/1.2) or 120 CHOOSE actions (1.5)."""
+    size: int
+
+    def describe(self, index: int) -> str:
+        """A human-readable name of action ``index`` (for errors and docs)."""
+        if not 0 <= index < self.size:
+            return f"action {index} (outside 0..{self.size - 1})"
+        if index == 0:
+            return "action 0 (PASS)"
+        if index < self.attack:
+            slot, lane = divmod(index - self.summon, self.lanes)
+            where = f" lane {lane}" if self.lanes > 1 else ""
+            return f"action {index} (SUMMON hand slot {slot}{where})"
+        if index < self.use:
+            slot, target = divmod(index - self.attack, TARGETS_ATTACK)
+            return f"action {index} (ATTACK with board slot {slot} {_attack_target(target)})"
+        if index < self.deck:
+            slot, target = divmod(index - self.use, TARGETS_USE)
+            return f"action {index} (USE hand slot {slot} {_use_target(target)})"
+        offset = index - self.deck
+        if self.deck_actions == 3:
+            return f"action {index} (PICK {offset})"
+        return f"action {index} (CHOOSE pool card {offset})"
+
+
+def _attack_target(target: int) -> str:
+    return "on the opponent" if target == 0 else f"on opponent board slot {target - 1}"
+
+
+def _use_target(target: int) -> str:
+    if target == 0:
+        return "without a creature target (the opponent)"
+    if target <= BOARD_SLOTS:
+        return f"on own board slot {target - 1}"
+    return f"on opponent board slot {target - 1 - BOARD_SLOTS}"
+
+
+def action_layout(version: str | RuleSet) -> ActionLayout:
+    """The action layout of a version: PASS, SUMMON, ATTACK, USE, then PICK or CHOOSE."""
+    rules = ruleset(version)
+    lanes = 2 if rules.has_lanes else 1
+    summon = 1
+    attack = summon + HAND_LIMIT * lanes
+    use = attack + BOARD_SLOTS * TARGETS_ATTACK
+    deck = use + HAND_LIMIT * TARGETS_USE
+    deck_actions = 3 if rules.draft else POOL_SIZE_1_5
+    return ActionLayout(rules.version, lanes, summon, attack, use, deck, deck_actions,
+                        deck + deck_actions)  # fmt: skip
+
+
+# --- observation layout --------------------------------------------------------------
+
+GLOBAL_FIELDS: tuple[tuple[str, float, float], ...] = (
+    ("deck_building", 0, 1),
+    ("battle", 0, 1),
+    ("ended", 0, 1),
+    ("seat", 0, 1),
+    ("my_turn", 0, 1),
+    ("turn", 0, 255),
+    ("cards_chosen", 0, 30),
+)
+PLAYER_FIELDS: tuple[tuple[str, float, float], ...] = (
+    ("health", -99, 99),
+    ("mana", 0, 13),
+    ("max_mana", 0, 13),
+    ("deck_size", 0, 30),
+    ("hand_size", 0, 8),
+    ("next_rune", 0, 25),
+    ("draw", 0, 30),
+)
+CARD_FIELDS: tuple[tuple[str, float, float], ...] = (
+    ("present", 0, 1),
+    ("base_id", 0, 160),
+    ("creature", 0, 1),
+    ("green_item", 0, 1),
+    ("red_item", 0, 1),
+    ("blue_item", 0, 1),
+    ("cost", 0, 12),
+    ("attack", -99, 99),
+    ("defense", -99, 99),
+    ("breakthrough", 0, 1),
+    ("charge", 0, 1),
+    ("drain", 0, 1),
+    ("guard", 0, 1),
+    ("lethal", 0, 1),
+    ("ward", 0, 1),
+    ("my_health", -99, 99),
+    ("opp_health", -99, 99),
+    ("draw", 0, 9),
+    ("area_target", 0, 1),
+    ("area_lane", 0, 1),
+    ("area_both_lanes", 0, 1),
+)
+OFFER_FIELDS = (*CARD_FIELDS, ("copies_chosen", 0, 2))
+MY_DECK_FIELDS: tuple[tuple[str, float, float], ...] = (
+    *((f"cost_{cost}", 0, 30) for cost in range(13)),
+    ("creatures", 0, 30),
+    ("green_items", 0, 30),
+    ("red_items", 0, 30),
+    ("blue_items", 0, 30),
+)
+"""The player's own cards not yet drawn (battle) or chosen so far (deck building):
+it built the deck, so it knows them, though not their order."""
+CREATURE_FIELDS: tuple[tuple[str, float, float], ...] = (
+    ("present", 0, 1),
+    ("base_id", 0, 160),
+    ("attack", 0, 99),
+    ("defense", 0, 99),
+    ("breakthrough", 0, 1),
+    ("charge", 0, 1),
+    ("drain", 0, 1),
+    ("guard", 0, 1),
+    ("lethal", 0, 1),
+    ("ward", 0, 1),
+    ("lane", 0, 1),
+    ("can_attack", 0, 1),
+)
+
+
+@dataclass(frozen=True)
+class ObservationLayout:
+    """The blocks of the flat observation vector: name -> (start, rows, fields)."""
+
+    version: str
+    blocks: dict[str, tuple[int, int, tuple[tuple[str, float, float], ...]]]
+    size: int
+    low: np.ndarray
+    high: np.ndarray
+
+    def field(self, observation: np.ndarray, block: str, row: int, name: str) -> float:
+        """One value of an observation by block, row and field name (for readers and tests)."""
+        start, _rows, fields = self.blocks[block]
+        names = [f[0] for f in fields]
+        return float(observation[start + row * len(fields) + names.index(name)])
+
+
+def observation_layout(version: str | RuleSet) -> ObservationLayout:
+    """The observation layout of a version (only the offer block differs: 3 or 120 rows)."""
+    rules = ruleset(version)
+    offers = 3 if rules.draft else POOL_SIZE_1_5
+    order = (
+        ("global", 1, GLOBAL_FIELDS),
+        ("me", 1, PLAYER_FIELDS),
+        ("opponent", 1, PLAYER_FIELDS),
+        ("my_deck", 1, MY_DECK_FIELDS),
+        ("hand", HAND_LIMIT, CARD_FIELDS),
+        ("my_board", BOARD_SLOTS, CREATURE_FIELDS),
+        ("opponent_board", BOARD_SLOTS, CREATURE_FIELDS),
+        ("offered", offers, OFFER_FIELDS),
+    )
+    blocks = {}
+    low: list[float] = []
+    high: list[float] = []
+    start = 0
+    for name, rows, fields in order:
+        blocks[name] = (start, rows, fields)
+        for _ in range(rows):
+            low.extend(f[1] for f in fields)
+            high.extend(f[2] for f in fields)
+        start += rows * len(fields)
+    return ObservationLayout(rules.version, blocks, start,
+                             np.array(low, np.float32), np.array(high, np.float32))  # fmt: skip
+
+
+def _clip(value: int, low: int, high: int) -> int:
+    return low if value < low else high if value > high else value
+
+
+_CARD_ROWS: dict[Card, tuple[float, ...]] = {}
+
+
+def card_row(card: Card) -> tuple[float, ...]:
+    """The CARD_FIELDS values of a card (cached: cards are immutable and shared)."""
+    row = _CARD_ROWS.get(card)
+    if row is None:
+        kind, kw, area = card.type, card.keywords, card.area
+        row = (
+            1.0,
+            _clip(card.base_id, 0, 160),
+            kind == 0, kind == 1, kind == 2, kind == 3,
+            _clip(card.cost, 0, 12),
+            _clip(card.attack, -99, 99),
+            _clip(card.defense, -99, 99),
+            kw & 1, kw >> 1 & 1, kw >> 2 & 1, kw >> 3 & 1, kw >> 4 & 1, kw >> 5 & 1,
+            _clip(card.my_health, -99, 99),
+            _clip(card.opp_health, -99, 99),
+            _clip(card.draw, 0, 9),
+            area == 0, area == 1, area == 2,
+        )  # fmt: skip
+        row = tuple(float(v) for v in row)
+        if len(_CARD_ROWS) < 100_000:
+            _CARD_ROWS[card] = row
+    return row
+
+
+_KEYWORD_BITS: tuple[tuple[float, ...], ...] = tuple(
+    tuple(float(bits >> i & 1) for i in range(6)) for bits in range(64)
+)
+
+
+_EMPTY_CREATURE_ARRAY = np.zeros(len(CREATURE_FIELDS), np.float32)
+_EMPTY_CARD_ARRAYS: tuple[np.ndarray, ...] = tuple(
+    np.zeros(len(CARD_FIELDS) * count, np.float32) for count in range(HAND_LIMIT + 1)
+)
+_CARD_ARRAYS: dict[Card, np.ndarray] = {}
+_CREATURE_ARRAYS: dict[tuple[int, int, int, int, int, bool], np.ndarray] = {}
+"""(base_id, attack, defense, keywords, lane, can_attack) -> its CREATURE_FIELDS row."""
+
+
+def card_array(card: Card) -> np.ndarray:
+    """:func:`card_row` as a cached float32 array (never written to)."""
+    row = _CARD_ARRAYS.get(card)
+    if row is None:
+        row = np.array(card_row(card), np.float32)
+        if len(_CARD_ARRAYS) < 100_000:
+            _CARD_ARRAYS[card] = row
+    return row
+
+
+def _creature_array(key: tuple[int, int, int, int, int, bool]) -> np.ndarray:
+    base_id, attack, defense, keywords, lane, can_attack = key
+    return np.array(
+        (
+            1.0,
+            _clip(base_id, 0, 160),
+            _clip(attack, 0, 99),
+            _clip(defense, 0, 99),
+            *_KEYWORD_BITS[keywords & 63],
+            lane,
+            can_attack,
+        ),
+        np.float32,
+    )
+
+
+class Encoder:
+    """Observations and masks of one LOCM version, seen by one player at a time."""
+
+    def __init__(self, version: str | RuleSet) -> None:
+        self.rules = ruleset(version)
+        self.actions = action_layout(self.rules)
+        self.obs_layout = observation_layout(self.rules)
+        blocks = self.obs_layout.blocks
+        # observe() appends the blocks before "offered" in this order, as one list.
+        assert list(blocks)[:7] == ["global", "me", "opponent", "my_deck", "hand",
+                                    "my_board", "opponent_board"]  # fmt: skip
+        self._offered = blocks["offered"][0]
+        self._offer_rows = blocks["offered"][1]
+        self._end = self.obs_layout.size
+        self._no_offers = np.zeros(self._end - self._offered, np.float32)
+        self._pool_block: tuple[tuple[Card, ...], np.ndarray] | None = None
+        """(the pool, its encoded block): a 1.5 pool is encoded once per game."""
+
+    # --- slots ---------------------------------------------------------------------
+
+    def board_slots(self, board: list) -> list[int]:
+        """The slot of each creature of a board, in board order."""
+        if not self.rules.has_lanes:
+            return list(range(len(board)))
+        counts = [0, 3]
+        slots = []
+        for creature in board:
+            lane = creature.lane
+            slots.append(counts[lane])
+            counts[lane] += 1
+        return slots
+
+    # --- masks and decoding --------------------------------------------------------
+
+    def mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:
+        """The legal actions of the player to act as a boolean vector (all False once ended)."""
+        layout = self.actions
+        mask = np.zeros(layout.size, bool) if out is None else out
+        if out is not None:
+            mask[:] = False
+        phase = state.phase
+        if phase is Phase.ENDED:
+            return mask
+        if phase is Phase.DECK_BUILDING:
+            if self.rules.draft:
+                mask[layout.deck : layout.deck + 3] = True
+            else:
+                counts = state.players[state.current_player].chosen_counts
+                deck = layout.deck
+                for i, card in enumerate(state.pool):
+                    if counts.get(card.base_id, 0) < 2:
+                        mask[deck + i] = True
+            return mask
+        me, opp = state.players[state.active], state.players[1 - state.active]
+        lanes = layout.lanes
+        hand = {inst.id: i for i, inst in enumerate(me.hand)}
+        my_slot = {}
+        for creature, slot in zip(me.board, self.board_slots(me.board), strict=True):
+            my_slot[creature.id] = slot
+        opp_slot = {}
+        for creature, slot in zip(opp.board, self.board_slots(opp.board), strict=True):
+            opp_slot[creature.id] = slot
+        summon, attack, use = layout.summon, layout.attack, layout.use
+        indices = []
+        append = indices.append
+        for action in state.legal_actions():
+            kind, target = action.type, action.target
+            if kind == _PASS:
+                append(0)
+            elif kind == _SUMMON:
+                append(summon + hand[action.id] * lanes + (target if target > 0 else 0))
+            elif kind == _ATTACK:
+                base = attack + my_slot[action.id] * TARGETS_ATTACK
+                append(base if target == -1 else base + 1 + opp_slot[target])
+            else:
+                base = use + hand[action.id] * TARGETS_USE
+                if target == -1:
+                    append(base)
+                elif target in my_slot:  # instance ids are unique: a green item
+                    append(base + 1 + my_slot[target])
+                else:
+                    append(base + 1 + BOARD_SLOTS + opp_slot[target])
+        mask[indices] = True
+        return mask
+
+    def decode(self, state: State, index: int) -> Action:
+        """The engine action of ``index`` for the player to act; IllegalActionError if none."""
+        layout = self.actions
+        action = self._decode(state, int(index))
+        if action is None or not state.is_legal(action):
+            raise IllegalActionError(
+                f"{layout.describe(int(index))} is not legal for player {state.current_player}"
+                f" in {state!r}" + (f" (it would be {action})" if action is not None else "")
+            )
+        return action
+
+    def _decode(self, state: State, index: int) -> Action | None:
+        layout = self.actions
+        if not 0 <= index < layout.size or state.phase is Phase.ENDED:
+            return None
+        if state.phase is Phase.DECK_BUILDING:
+            if index < layout.deck:
+                return None
+            offset = index - layout.deck
+            if self.rules.draft:
+                return Action(_PICK, offset)
+            return state.pool_actions[offset] if offset < len(state.pool_actions) else None
+        if index == 0:
+            return Action(_PASS)
+        if index >= layout.deck:
+            return None
+        me, opp = state.players[state.active], state.players[1 - state.active]
+        if index < layout.attack:
+            slot, lane = divmod(index - layout.summon, layout.lanes)
+            if slot >= len(me.hand):
+                return None
+            return Action(_SUMMON, me.hand[slot].id, lane if self.rules.has_lanes else -1)
+        if index < layout.use:
+            slot, target = divmod(index - layout.attack, TARGETS_ATTACK)
+            attacker = self._creature_at(me.board, slot)
+            if attacker is None:
+                return None
+            if target == 0:
+                return Action(_ATTACK, attacker, -1)
+            defender = self._creature_at(opp.board, target - 1)
+            return None if defender is None else Action(_ATTACK, attacker, defender)
+        slot, target = divmod(index - layout.use, TARGETS_USE)
+        if slot >= len(me.hand):
+            return None
+        item = me.hand[slot]
+        if target == 0:
+            return Action(_USE, item.id, -1)
+        if target <= BOARD_SLOTS:
+            if item.card.type != 1:
+                return None
+            creature = self._creature_at(me.board, target - 1)
+        else:
+            if item.card.type == 1:
+                return None
+            creature = self._creature_at(opp.board, target - 1 - BOARD_SLOTS)
+        return None if creature is None else Action(_USE, item.id, creature)
+
+    def _creature_at(self, board: list, slot: int) -> int | None:
+        for creature, creature_slot in zip(board, self.board_slots(board), strict=True):
+            if creature_slot == slot:
+                return creature.id
+        return None
+
+    def encode_action(self, state: State, action: Action) -> int:
+        """The index of a legal engine action (for agents that act on the state)."""
+        mask = self.mask(state)
+        for index in np.flatnonzero(mask):
+            if self._decode(state, int(index)) == action:
+                return int(index)
+        raise IllegalActionError(f"{action} is not legal in {state!r}")
+
+    # --- observations ----------------------------------------------------------------
+
+    def observe(self, state: State, player: int) -> np.ndarray:
+        """A new observation array of ``state`` as ``player`` sees it (nothing hidden shown).
+
+        In battle the array is one concatenation of cached float32 rows (cards,
+        creatures) and a short head: far cheaper than element-wise numpy writes.
+        """
+        me, opp = state.players[player], state.players[1 - player]
+        phase = state.phase
+        turn = state.turn
+        values: list[float] = [
+            phase is Phase.DECK_BUILDING,
+            phase is Phase.BATTLE,
+            phase is Phase.ENDED,
+            player,
+            phase is not Phase.ENDED and state.current_player == player,
+            0 if turn < 0 else 255 if turn > 255 else turn,
+            len(me.chosen),
+        ]
+        for side in (me, opp):
+            health, draw = side.health, side.draw_shown
+            values += (
+                -99 if health < -99 else 99 if health > 99 else health,
+                side.mana,
+                side.max_mana,
+                len(side.deck),
+                len(side.hand),
+                side.runes[0] if side.runes else 0,
+                30 if draw > 30 else draw,
+            )
+        histogram = [0] * len(MY_DECK_FIELDS)
+        if phase is Phase.DECK_BUILDING:
+            for card in me.chosen:
+                histogram[card.cost] += 1
+                histogram[13 + card.type] += 1
+        else:
+            for inst in me.deck:
+                card = inst.card
+                histogram[card.cost] += 1
+                histogram[13 + card.type] += 1
+        values += histogram
+        if phase is not Phase.DECK_BUILDING:
+            # Battle: cached float32 rows of cards and creatures, concatenated once.
+            pieces = [np.array(values, np.float32)]
+            for inst in me.hand:
+                pieces.append(card_array(inst.card))
+            if len(me.hand) < HAND_LIMIT:
+                pieces.append(_EMPTY_CARD_ARRAYS[HAND_LIMIT - len(me.hand)])
+            self._board_arrays(pieces, me.board)
+            self._board_arrays(pieces, opp.board)
+            pieces.append(self._no_offers)
+            return np.concatenate(pieces)
+        obs = np.zeros(self._end, np.float32)
+        obs[: len(values)] = values
+        if self.rules.draft:
+            turn = len(me.chosen)
+            if turn < len(state.draft):
+                width = len(OFFER_FIELDS)
+                start = self._offered
+                for card in state.draft[turn]:
+                    obs[start : start + width - 1] = card_row(card)
+                    start += width
+        else:
+            obs[self._offered : self._end] = self._pool(state)
+            width = len(OFFER_FIELDS)
+            counts = me.chosen_counts
+            column = self._offered + width - 1
+            for i, card in enumerate(state.pool):
+                copies = counts.get(card.base_id)
+                if copies:
+                    obs[column + i * width] = copies
+        return obs
+
+    def _board_arrays(self, pieces: list[np.ndarray], board: list) -> None:
+        """Append the 6 creature rows of a board, each at its slot."""
+        rows: list[np.ndarray] = [_EMPTY_CREATURE_ARRAY] * BOARD_SLOTS
+        counts = [0, 3] if self.rules.has_lanes else [0, 0]
+        cache = _CREATURE_ARRAYS
+        for creature in board:
+            lane = creature.lane
+            slot = counts[lane]
+            counts[lane] = slot + 1
+            key = (creature.card.base_id, creature.attack, creature.defense,
+                   creature.keywords, lane, creature.can_attack)  # fmt: skip
+            row = cache.get(key)
+            if row is None:
+                row = cache[key] = _creature_array(key)
+                if len(cache) > 200_000:
+                    cache.clear()
+            rows[slot] = row
+        pieces += rows
+
+    def _pool(self, state: State) -> np.ndarray:
+        cached = self._pool_block
+        if cached is not None and cached[0] is state.pool:
+            return cached[1]
+        width = len(OFFER_FIELDS)
+        block = np.zeros(self._offer_rows * width, np.float32)
+        for i, card in enumerate(state.pool[: self._offer_rows]):
+            block[i * width : i * width + width - 1] = card_row(card)
+        self._pool_block = (state.pool, block)
+        return block
