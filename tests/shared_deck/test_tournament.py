@@ -31,6 +31,8 @@ def test_bots_play_full_matches_that_the_rules_engine_replays_exactly(
         start_after_logins=2,
         rules=RuleSet(turns_per_match=turns),
         seed=11,
+        # Long enough that a busy machine does not make the bots miss the turns they attack in.
+        turn_seconds=0.25,
     )
 
     async def bots() -> None:
