@@ -30,3 +30,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line("LOCM conformance replays passed: " + ", ".join(parts))
     elif not SHARED.exists():
         terminalreporter.write_line(f"LOCM conformance skipped: {SHARED} is absent")
+
+
+pytest_plugins = ["tests.browser"]

@@ -1,0 +1,61 @@
+"""A real headless Chromium for the viewer and dashboard tests, driven by Playwright.
+
+The browser is Debian's (`apt-get install -y chromium chromium-driver`); Playwright's own browser
+download is never used. Where Chromium or Playwright is missing, the tests that need it skip with
+a message naming what to install.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # CI runs as root
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    """Debian's Chromium, if installed."""
+    for candidate in CHROMIUM_CANDIDATES:
+        if shutil.which(candidate):
+            return candidate
+    return shutil.which("chromium")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """One headless Chromium for the whole session (pages are cheap, browsers are not)."""
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("no Chromium: install Debian's packages with `apt-get install -y chromium "
+                    "chromium-driver` to run the browser tests")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("no Playwright: `pip install -e '.[test]'` installs it")
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+@pytest.fixture()
+def page(browser: object) -> Iterator[object]:
+    """A fresh page (own context: no shared storage between tests)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})  # type: ignore[attr-defined]
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
