@@ -81,7 +81,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
                 check_command(command)
             except StartError as error:
                 raise UsageError(f"{option}: {error}") from None
-    params = resolve_parameters(args.version, parse_parameter_string(args.d or ""))
+    params = resolve_parameters(args.version, parse_parameter_string(" ".join(args.d or [])))
     if args.logs:
         check_log_path(args.logs)  # fail now, not after the game; creates nothing
     outcome = play_game(
@@ -253,7 +253,13 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
         help=f"player 0: a shell command or builtin:<{builtins}>",
     )
     play.add_argument("-p2", required=True, metavar="CMD", help="player 1: same")
-    play.add_argument("-d", metavar="PARAMS", help='game parameters, "key=value key=value ..."')
+    play.add_argument(
+        "-d",
+        metavar="PARAMS",
+        action="append",
+        help='game parameters, "key=value key=value ..." (may be repeated; a key given twice is '
+        "refused)",
+    )
     play.add_argument("-l", "--logs", metavar="FILE", help="write the GameResult JSON log here")
     play.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     play.add_argument(
