@@ -199,9 +199,9 @@ class Dashboard:
         site = web.TCPSite(self._runner, host, config.http_port)
         try:
             await site.start()
-        except BaseException:
+        except BaseException:  # the owner still calls stop(), which ends the reader thread
             await self._runner.cleanup()
-            self._reader.shutdown(wait=False)
+            self._runner = None
             raise
         address = self._runner.addresses[0]
         self.address = (address[0], address[1])
@@ -213,6 +213,7 @@ class Dashboard:
             _offer(queue, None)
         if self._runner is not None:
             await self._runner.cleanup()
+            self._runner = None
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._reader, self._close_store)
         self._reader.shutdown(wait=True)

@@ -276,7 +276,11 @@ class GameServer:
         """How long until the clock ticks again; None once it has stopped."""
         if self._tick_handle is None or self.loop is None:
             return None
-        return max(0.0, self._tick_handle.when() - self.loop.time())
+        now = self.loop.time()
+        due = self._clock_origin + self._ticks * self.config.turn_seconds
+        if due <= now:  # asked during a tick, before the next one is scheduled
+            due += self.config.turn_seconds
+        return max(0.0, due - now)
 
     def _halt(self, reason: str) -> None:
         """Fail loudly: stop the clock (so no tournament starts) and tell the owner to stop."""
@@ -310,6 +314,8 @@ class GameServer:
             self._failed_in_a_row = 0
         except Exception as error:
             self._tick_failed(error)
+        if self.dashboard is not None:  # the state at the tick, before the new turn's commands
+            self.dashboard.tick()
         for connection in waiting:
             connection.announce_turn()
         for connection in waiting:
@@ -320,8 +326,6 @@ class GameServer:
                 log.exception("internal error answering the commands held by WAIT")
                 connection.close()
         self._schedule_tick()
-        if self.dashboard is not None:
-            self.dashboard.tick()
         # What survived a turn is long-lived (matches, logs): keep it out of the cyclic
         # collector's scans, which otherwise stall the loop for tens of milliseconds.
         gc.freeze()

@@ -94,7 +94,7 @@ function cardView(card, marks) {
       : [h("span", { class: "effect" }, effect(type, attack, hp))];
   return h(
     "div",
-    { class: classes.join(" "), "data-card": id, title: `${TYPE_NAMES[type]} #${id}` },
+    { class: classes.join(" "), "data-card": id, "data-line": card.join(" "), title: `${TYPE_NAMES[type]} #${id}` },
     h("span", { class: "cost", title: "cost" }, cost),
     h("span", { class: "cid" }, `#${id}`),
     h("span", { class: "kind" }, TYPE_NAMES[type]),
@@ -166,7 +166,7 @@ function liveMatchCard(match, initHp, turns) {
   const s = match.state;
   return h(
     "article",
-    { class: "live-match", "data-match": match.id },
+    { class: "live-match", "data-match": match.id, "data-turn": s.turn },
     h(
       "header",
       {},
@@ -461,7 +461,7 @@ function liveMatch(id, first) {
     show(
       h("h1", {}, `Match #${id} `, h("span", { class: "pill" }, data.state.ended ? "ended" : "live"),
         " ", h("small", { class: "muted" }, "tournament ", tournamentLink(data.tournament))),
-      h("div", { id: "viewer", "data-live": "1" }, matchView(data.state, data.players, { attackers: data.state.attackers }, data.init_hp, data.turns_per_match)),
+      h("div", { id: "viewer", "data-live": "1", "data-turn": data.state.turn }, matchView(data.state, data.players, { attackers: data.state.attackers }, data.init_hp, data.turns_per_match)),
       h("p", { class: "last-action" }, data.last_action || "no action yet"),
       h("p", { class: "muted" }, "This match is being played; the board follows it live. Once the tournament is stored, this page shows it turn by turn."),
     );
@@ -491,6 +491,7 @@ function replayMatch(data) {
     const f = frames[index];
     slider.value = index;
     const highlight = f.action ? f.action.text.split(" ").slice(1).map(Number).filter((x) => x > 0) : [];
+    Object.assign(stage.dataset, { turn: f.turn, step: f.step, frame: index });
     stage.replaceChildren(matchView(f.state, data.players, { attackers: f.state.attackers, highlight }, data.rules.init_hp, turns));
     where.textContent = f.end ? "end of the match" : `turn ${f.turn + 1} of ${turns}, ${f.step ? `action ${f.step}` : "start"} · frame ${index + 1}/${frames.length}`;
     const ofTurn = frames.filter((g) => g.turn === f.turn && g.action);
