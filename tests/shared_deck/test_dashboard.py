@@ -242,6 +242,8 @@ def test_match_viewer_shows_the_rules_engines_state_at_any_turn(
         state = engine_state(tournament.deck, tournament.rules, actions, turn, step)
         assert {k: shown[k] for k in ("sides", "mana", "deck", "draws")} == expected_view(state)
         named = {x for x in action.args if x > 0}  # the cards the action names, if still there
+        if action.command == "DRAW_CARD" and action.code == 0:  # and the card drawn
+            named.add(state.deck[state.deck_position - 1].id)
         assert sorted(shown["highlighted"]) == sorted(named & _ids_on_screen(state))
         expect(page.locator(f'#action-log li[data-step="{step}"]')).to_have_class("now")
         expect(page).to_have_url(re.compile(rf"#turn={turn + 1}&step={step}$"))
@@ -335,6 +337,11 @@ def test_dashboard_shows_a_match_being_played_and_follows_the_clock(
         page.wait_for_function(
             f"Number(document.getElementById('turn').textContent) >= {now + 1}", timeout=TIMEOUT_MS
         )
+        if SCREENSHOTS:  # a moment with more on the boards
+            page.wait_for_function(
+                f"Number(document.getElementById('turn').textContent) >= {now + 20}",
+                timeout=TIMEOUT_MS * 3,
+            )
         shoot(page, "shared-deck-dashboard.png")
     finally:
         bots.stop()

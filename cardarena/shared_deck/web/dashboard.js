@@ -27,7 +27,7 @@ function h(tag, attrs, ...children) {
 
 function show(...children) {
   const app = document.getElementById("app");
-  app.replaceChildren(...children.flat());
+  app.replaceChildren(...children.flat().filter((child) => child !== null && child !== undefined && child !== false));
 }
 
 async function getJSON(url) {
@@ -98,8 +98,12 @@ function cardView(card, marks) {
     h("span", { class: "cost", title: "cost" }, cost),
     h("span", { class: "cid" }, `#${id}`),
     h("span", { class: "kind" }, TYPE_NAMES[type]),
-    type === "C" && mana > 0 ? h("span", { class: "mana", title: "mana when tapped" }, `+${mana}◆`) : null,
-    active === 0 ? h("span", { class: "zz", title: "inactive" }, "inactive") : null,
+    h(
+      "span",
+      { class: "notes" },
+      type === "C" && mana > 0 ? h("span", { class: "mana", title: "mana when tapped" }, `+${mana} mana`) : null,
+      active === 0 ? h("span", { class: "zz", title: "inactive" }, "tapped") : null,
+    ),
     h("div", { class: "stats" }, body),
   );
 }
@@ -237,6 +241,7 @@ function stat(label, value, id) {
 }
 
 function leaderboardTable(data, limit, withColumns) {
+  const mini = !withColumns;
   const columns = withColumns ? data.columns : [];
   const rows = limit ? data.leaderboard.slice(0, limit) : data.leaderboard;
   return h(
@@ -251,7 +256,7 @@ function leaderboardTable(data, limit, withColumns) {
         h("th", {}, "#"),
         h("th", {}, "player"),
         h("th", { class: "num", title: "sum over tournaments of R(S)^1.5" }, "points"),
-        h("th", { class: "num" }, "tournaments"),
+        mini ? null : h("th", { class: "num" }, "tournaments"),
         columns.map((n) => h("th", { class: "num" }, tournamentLink(n, `T${n}`))),
       ),
     ),
@@ -265,7 +270,7 @@ function leaderboardTable(data, limit, withColumns) {
           h("td", {}, row.rank),
           h("td", {}, playerLink(row.player), row.removed ? " (removed)" : ""),
           h("td", { class: "num points" }, points(row.points)),
-          h("td", { class: "num" }, row.tournaments),
+          mini ? null : h("td", { class: "num" }, row.tournaments),
           columns.map((_, i) => h("td", { class: "num" }, points(row.recent[i]))),
         ),
       ),
@@ -428,10 +433,11 @@ async function pagePlayer(name) {
         h("div", {},
           h("h2", {}, "Latest matches"),
           h("table", { class: "table", id: "player-matches" },
-            h("thead", {}, h("tr", {}, ["match", "tournament", "opponent", "HP", "score"].map((x) => h("th", {}, x)))),
+            h("thead", {}, h("tr", {}, ["match", "tournament", "opponent", "moved first", "HP", "score"].map((x) => h("th", {}, x)))),
             h("tbody", {}, p.matches.map((m) => h("tr", { "data-match": m.id, class: m.hp[1] === 0 ? "won" : m.hp[0] === 0 ? "lost" : null },
               h("td", {}, matchLink(m.id)), h("td", {}, tournamentLink(m.tournament)),
-              h("td", {}, m.moved_first ? "" : "(first) ", playerLink(m.opponent)),
+              h("td", {}, playerLink(m.opponent)),
+              h("td", {}, m.moved_first ? name : m.opponent),
               h("td", { class: "num" }, `${m.hp[0]}–${m.hp[1]}`), h("td", { class: "num" }, `${m.scores[0]} : ${m.scores[1]}`))))))),
     );
   };
@@ -490,7 +496,10 @@ function replayMatch(data) {
     index = Math.max(0, Math.min(frames.length - 1, next));
     const f = frames[index];
     slider.value = index;
+    // The cards the action names, and the card it drew.
     const highlight = f.action ? f.action.text.split(" ").slice(1).map(Number).filter((x) => x > 0) : [];
+    const drawn = f.action && /^OK (\d+) /.exec(f.action.answer);
+    if (drawn) highlight.push(Number(drawn[1]));
     Object.assign(stage.dataset, { turn: f.turn, step: f.step, frame: index });
     stage.replaceChildren(matchView(f.state, data.players, { attackers: f.state.attackers, highlight }, data.rules.init_hp, turns));
     where.textContent = f.end ? "end of the match" : `turn ${f.turn + 1} of ${turns}, ${f.step ? `action ${f.step}` : "start"} · frame ${index + 1}/${frames.length}`;
@@ -561,11 +570,11 @@ function replayMatch(data) {
     h("p", { class: "result" }, playerLink(r.players[0]), ` (first) ${r.hp[0]} HP, score ${r.scores[0]} — `,
       playerLink(r.players[1]), ` ${r.hp[1]} HP, score ${r.scores[1]} · ${r.turns_played} turns played`),
     h("div", { class: "controls" },
-      h("button", { onclick: () => nextTurn(-1), title: "previous turn (↑)" }, "⏮ turn"),
+      h("button", { onclick: () => nextTurn(-1), title: "previous turn (↑)" }, "◀◀ turn"),
       h("button", { onclick: () => go(index - 1), title: "previous action (←)", id: "step-back" }, "◀ step"),
       playButton,
       h("button", { onclick: () => go(index + 1), title: "next action (→)", id: "step" }, "step ▶"),
-      h("button", { onclick: () => nextTurn(1), title: "next turn (↓)" }, "turn ⏭"),
+      h("button", { onclick: () => nextTurn(1), title: "next turn (↓)" }, "turn ▶▶"),
       slider, where),
     h("div", { class: "viewer-layout" }, stage, h("aside", {}, h("h2", {}, "This turn"), log,
       h("p", { class: "muted keys" }, "← → step · ↑ ↓ turn · space play · the address points at this moment"))),
