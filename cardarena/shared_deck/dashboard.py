@@ -50,8 +50,9 @@ WRITE_TIMEOUT_SECONDS = 30.0
 """A watcher whose socket accepts nothing for this long is dropped."""
 PLAYER_MATCHES = 100
 """Stored matches listed on a player's page, newest first."""
-CACHED_REPLAYS = 32
-"""Replayed matches kept in memory (a stored match never changes)."""
+CACHED_ANSWERS = 32
+"""Encoded JSON answers kept (replayed matches, tournaments, the leaderboard): what is stored
+never changes, so each is encoded once; the leaderboard's key changes with every tournament."""
 LEADERBOARD_COLUMNS = 10
 """Per-tournament point columns on the leaderboard (the latest tournaments)."""
 
@@ -166,8 +167,7 @@ class Dashboard:
         self._event_time = float("-inf")
         self._event_stored = 0
         self._leaderboard: tuple[int, dict[str, Any]] | None = None
-        self._tournaments: tuple[int, dict[str, Any]] | None = None
-        self._replays: OrderedDict[int, dict[str, Any]] = OrderedDict()
+        self._answers: OrderedDict[str, bytes] = OrderedDict()
 
     # ------------------------------------------------------------ lifecycle
     async def start(self) -> tuple[str, int]:
@@ -182,7 +182,7 @@ class Dashboard:
                 web.get(f"/match/{_NUMBER}", self._page_match),
                 web.get("/player/{name}", self._page_player),
                 web.get("/static/{file}", self._static),
-                web.get("/events", self._events),
+                web.get("/events", self._events, allow_head=False),
                 web.get("/api/live", self._api_live),
                 web.get("/api/leaderboard", self._api_leaderboard),
                 web.get("/api/tournaments", self._api_tournaments),
@@ -349,11 +349,8 @@ class Dashboard:
         return data
 
     async def tournaments(self) -> dict[str, Any]:
-        cached, stored = self._tournaments, self.stored
-        if cached is not None and cached[0] == stored:
-            return cached[1]
         rows = await self._read(lambda store: store.tournament_summaries())
-        data = {
+        return {
             "tournaments": [
                 {
                     "number": row.number,
@@ -367,27 +364,18 @@ class Dashboard:
                 for row in rows
             ]
         }
-        self._tournaments = (stored, data)
-        return data
 
     async def tournament(self, number: int) -> dict[str, Any]:
         arena = self.server.arena
         running = arena.current if arena is not None else None
         if running is not None and running.number == number:
-            first = running.first_match_id
-            return {
-                "number": number,
-                "running": True,
-                "deck_seed": running.seed,
-                "live": self._tournament_live(running),
-                "matches": [
-                    _match_head(first + index, number, pair)
-                    for index, pair in enumerate(running.pairs)
-                ],
-            }
+            return _unscored_tournament(running)
         try:
             return await self._read(lambda store: _tournament_json(store, number))
         except KeyError:
+            ended = arena.previous if arena is not None else None
+            if ended is not None and ended.number == number:  # ended, being stored
+                return {**_unscored_tournament(ended), "live": True}  # not to be kept
             raise NotFound(f"no tournament {number}") from None
 
     async def match(self, match_id: int) -> dict[str, Any]:
@@ -395,10 +383,6 @@ class Dashboard:
         found = arena.match(match_id) if arena is not None else None
         if found is not None and found[1] is arena.current:  # still being played
             return {**self._live_match(found[1], match_id), "live": True}
-        cached = self._replays.get(match_id)
-        if cached is not None:
-            self._replays.move_to_end(match_id)
-            return cached
         try:
             stored = await self._read(lambda store: store.match(match_id))
         except KeyError:
@@ -408,7 +392,7 @@ class Dashboard:
         loop = asyncio.get_running_loop()
         frames = await loop.run_in_executor(self._reader, match_frames, stored)
         result = stored.result
-        data = {
+        return {
             **_match_head(result.match_id, stored.tournament, (result.first, result.second)),
             "live": False,
             "deck_seed": stored.seed,
@@ -418,10 +402,32 @@ class Dashboard:
             "turns_played": result.turns_played,
             "frames": frames,
         }
-        self._replays[match_id] = data
-        if len(self._replays) > CACHED_REPLAYS:
-            self._replays.popitem(last=False)
-        return data
+
+    async def _answer(
+        self, key: str, make: Callable[[], Awaitable[dict[str, Any]]], keep: bool = True
+    ) -> bytes:
+        """The JSON for ``key``, encoded once in the reading thread and kept if ``keep``."""
+        body = self._answers.get(key)
+        if body is not None:
+            self._answers.move_to_end(key)
+            return body
+        data = await make()
+        loop = asyncio.get_running_loop()
+        body = await loop.run_in_executor(self._reader, _encode, data)
+        if keep and not data.get("live"):
+            self._answers[key] = body
+            if len(self._answers) > CACHED_ANSWERS:
+                self._answers.popitem(last=False)
+        return body
+
+    async def tournament_answer(self, number: int) -> bytes:
+        arena = self.server.arena
+        running = arena is not None and arena.current is not None and arena.current.number == number
+        key = f"{'running' if running else 'stored'} tournament {number}"
+        return await self._answer(key, lambda: self.tournament(number))
+
+    async def match_answer(self, match_id: int) -> bytes:
+        return await self._answer(f"match {match_id}", lambda: self.match(match_id))
 
     async def player(self, name: str) -> dict[str, Any]:
         if NAME_PATTERN.fullmatch(name) is None:
@@ -486,11 +492,11 @@ class Dashboard:
         return await self._shell()
 
     async def _page_tournament(self, request: web.Request) -> web.Response:
-        await self.tournament(int(request.match_info["number"]))
+        await self.tournament_answer(int(request.match_info["number"]))  # 404 if none
         return await self._shell()
 
     async def _page_match(self, request: web.Request) -> web.Response:
-        await self.match(int(request.match_info["number"]))
+        await self.match_answer(int(request.match_info["number"]))  # 404 if none
         return await self._shell()
 
     async def _page_player(self, request: web.Request) -> web.Response:
@@ -511,19 +517,20 @@ class Dashboard:
         return web.json_response(self.snapshot())
 
     async def _api_leaderboard(self, request: web.Request) -> web.Response:
-        return web.json_response(await self.leaderboard())
+        return _json(await self._answer(f"leaderboard {self.stored}", self.leaderboard))
 
     async def _api_tournaments(self, request: web.Request) -> web.Response:
-        return web.json_response(await self.tournaments())
+        return _json(await self._answer(f"tournaments {self.stored}", self.tournaments))
 
     async def _api_tournament(self, request: web.Request) -> web.Response:
-        return _json(await self.tournament(int(request.match_info["number"])))
+        return _json(await self.tournament_answer(int(request.match_info["number"])))
 
     async def _api_match(self, request: web.Request) -> web.Response:
-        return _json(await self.match(int(request.match_info["number"])))
+        return _json(await self.match_answer(int(request.match_info["number"])))
 
     async def _api_player(self, request: web.Request) -> web.Response:
-        return _json(await self.player(request.match_info["name"]))
+        name = request.match_info["name"]
+        return _json(await self._answer(f"player {name}", lambda: self.player(name), False))
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
         """Server-sent events: the current snapshot at once, then one per tick."""
@@ -566,8 +573,12 @@ def _offer(queue: asyncio.Queue[bytes | None], item: bytes | None) -> None:
     queue.put_nowait(item)
 
 
-def _json(data: dict[str, Any]) -> web.Response:
-    return web.json_response(data, dumps=lambda value: json.dumps(value, separators=(",", ":")))
+def _encode(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, separators=(",", ":")).encode()
+
+
+def _json(body: bytes) -> web.Response:
+    return web.Response(body=body, content_type="application/json")
 
 
 def _action_text(action: Action, players: tuple[str, str]) -> str:
@@ -606,6 +617,19 @@ def _leaderboard_json(store: Store) -> dict[str, Any]:
             }
         )
     return {"tournaments": len(finished), "columns": columns, "leaderboard": rows}
+
+
+def _unscored_tournament(tournament: Tournament) -> dict[str, Any]:
+    """A tournament not stored yet: who plays which match."""
+    first, number = tournament.first_match_id, tournament.number
+    return {
+        "number": number,
+        "running": True,
+        "deck_seed": tournament.seed,
+        "matches": [
+            _match_head(first + index, number, pair) for index, pair in enumerate(tournament.pairs)
+        ],
+    }
 
 
 def _tournament_json(store: Store, number: int) -> dict[str, Any]:
