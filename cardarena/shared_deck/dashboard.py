@@ -158,7 +158,6 @@ class Dashboard:
         self.server = server
         self.watchers: set[asyncio.Queue[bytes | None]] = set()
         self.address: tuple[str, int] = ("", 0)
-        self.snapshots_built = 0
         self._runner: web.AppRunner | None = None
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shared-deck-web")
         self._store: Store | None = None
@@ -166,6 +165,7 @@ class Dashboard:
         self._event_turn = -1
         self._event_time = float("-inf")
         self._event_stored = 0
+        self._pushed_at = float("-inf")
         self._leaderboard: tuple[int, dict[str, Any]] | None = None
         self._answers: OrderedDict[str, bytes] = OrderedDict()
 
@@ -239,7 +239,7 @@ class Dashboard:
         loop = self.server.loop
         assert loop is not None
         if (
-            loop.time() - self._event_time < MIN_SNAPSHOT_SECONDS
+            loop.time() - self._pushed_at < MIN_SNAPSHOT_SECONDS
             and self.stored == self._event_stored
         ):
             return
@@ -248,6 +248,7 @@ class Dashboard:
         except Exception:
             log.exception("dashboard: the live snapshot failed")
             return
+        self._pushed_at = loop.time()
         for queue in self.watchers:
             _offer(queue, event)
 
@@ -267,7 +268,6 @@ class Dashboard:
             self._event = f"data: {data}\n\n".encode()
             self._event_turn, self._event_time = turn, loop.time()
             self._event_stored = self.stored
-            self.snapshots_built += 1
         return self._event
 
     def snapshot(self) -> dict[str, Any]:
