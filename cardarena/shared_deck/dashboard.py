@@ -381,7 +381,7 @@ class Dashboard:
     async def match(self, match_id: int) -> dict[str, Any]:
         arena = self.server.arena
         found = arena.match(match_id) if arena is not None else None
-        if found is not None and found[1] is arena.current:  # still being played
+        if found is not None and arena is not None and found[1] is arena.current:  # playing
             return {**self._live_match(found[1], match_id), "live": True}
         try:
             stored = await self._read(lambda store: store.match(match_id))

@@ -451,3 +451,16 @@ def test_a_taken_http_port_is_one_line_and_touches_no_file(tmp_path: Path) -> No
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert usage.returncode == 2 and usage.stderr.count("\n") == 1, usage.stderr
+
+
+def test_a_watcher_that_does_not_read_keeps_only_the_newest_snapshot() -> None:
+    """The per-watcher queue holds one snapshot: a slow browser skips, the game never waits."""
+    from cardarena.shared_deck.dashboard import _offer
+
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=1)
+    for turn in range(5):
+        _offer(queue, f"data: {turn}\n\n".encode())  # never blocks, never raises QueueFull
+    assert queue.qsize() == 1 and queue.get_nowait() == b"data: 4\n\n"
+    _offer(queue, b"data: 5\n\n")
+    _offer(queue, None)  # the server stops: the end replaces what was not sent
+    assert queue.get_nowait() is None
