@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import sqlite3
@@ -116,19 +117,23 @@ def match_frames(stored: StoredMatch) -> list[dict[str, Any]]:
             break
         frames.append({"turn": turn, "step": 0, "action": None, "state": state_json(state)})
         for step, action in enumerate(by_turn.get(turn, ()), start=1):
+            code = 0
             try:
                 drawn = ACTIONS[action.command](state, action.args)
                 answer = "OK" if drawn is None else f"OK {drawn.line}"
             except GameError as error:
-                answer = f"ERR {error.code.value} {error.code.name}"
+                code, answer = error.code.value, f"ERR {error.code.value} {error.code.name}"
+            text = " ".join(map(str, (action.command, *action.args)))
+            shown: dict[str, Any] = {"side": action.side, "text": text}
+            if action.code != code:  # the server is the rules engine: if they ever differ, say so
+                shown["engine"] = answer
             if action.code != 0:
                 answer = f"ERR {action.code} {ErrorCode(action.code).name}"
-            text = " ".join(map(str, (action.command, *action.args)))
             frames.append(
                 {
                     "turn": turn,
                     "step": step,
-                    "action": {"side": action.side, "text": text, "answer": answer},
+                    "action": {**shown, "answer": answer},
                     "state": state_json(state),
                 }
             )
@@ -484,9 +489,7 @@ class Dashboard:
         return web.Response(text=_error_page(404, message), content_type="text/html", status=404)
 
     async def _shell(self) -> web.Response:
-        page = (_STATIC / "index.html").read_text(encoding="utf-8")
-        return web.Response(text=page, content_type="text/html",
-                            headers={"Cache-Control": "no-cache"})  # fmt: skip
+        return _file_response("index.html")
 
     async def _page(self, request: web.Request) -> web.Response:
         return await self._shell()
@@ -507,11 +510,7 @@ class Dashboard:
         name = request.match_info["file"]
         if name not in _STATIC_TYPES:
             raise NotFound(f"no file {name}")
-        return web.Response(
-            body=(_STATIC / name).read_bytes(),
-            content_type=_STATIC_TYPES[name],
-            headers={"Cache-Control": "no-cache"},
-        )
+        return _file_response(name)
 
     async def _api_live(self, request: web.Request) -> web.Response:
         return web.json_response(self.snapshot())
@@ -563,6 +562,21 @@ class Dashboard:
         with contextlib.suppress(ConnectionError):
             await response.write_eof()
         return response
+
+
+@functools.cache
+def _file(name: str) -> bytes:
+    """A file of the front end, read once."""
+    return (_STATIC / name).read_bytes()
+
+
+def _file_response(name: str) -> web.Response:
+    return web.Response(
+        body=_file(name),
+        content_type=_STATIC_TYPES[name],
+        charset="utf-8",
+        headers={"Cache-Control": "no-cache"},
+    )
 
 
 def _offer(queue: asyncio.Queue[bytes | None], item: bytes | None) -> None:

@@ -509,7 +509,8 @@ function replayMatch(data) {
         ? ofTurn.map((g) =>
             h("li", { class: g.step === f.step ? "now" : g.step < f.step ? "done" : null, "data-step": g.step },
               h("b", {}, data.players[g.action.side]), " ", describe(g.action.text), " → ",
-              h("span", { class: g.action.answer.startsWith("ERR") ? "err" : "ok" }, g.action.answer)))
+              h("span", { class: g.action.answer.startsWith("ERR") ? "err" : "ok" }, g.action.answer),
+              g.action.engine ? h("span", { class: "err" }, ` (the rules engine says ${g.action.engine})`) : null))
         : [h("li", { class: "muted" }, f.end ? "the match is over" : "no action this turn")]),
     );
     const hash = f.end ? "#end" : `#turn=${f.turn + 1}&step=${f.step}`;
