@@ -54,7 +54,7 @@ class Bots:
         ]
 
     def stop(self) -> None:
-        """Cancel the bots and wait until they have logged out: no action comes after this."""
+        """Cancel the bots and wait until their tasks have ended and their connections closed."""
         for future in self.futures:
             future.cancel()
         for future in self.futures:
