@@ -109,6 +109,8 @@
     const side = frame.sides[p];
     const box = $("player-" + p);
     box.replaceChildren();
+    box.classList.remove("target");
+    delete box.dataset.highlight;
     box.classList.toggle("active", frame.kind !== "end" && frame.active === p);
     box.dataset.health = side.health;
     box.dataset.mana = side.mana;
