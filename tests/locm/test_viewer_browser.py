@@ -86,7 +86,8 @@ def check_shown(shown: dict[str, Any], want: Expected, frames_before: list[Expec
                                    else action.target]  # fmt: skip
         before = frames_before[-1].boards
         assert before is not None
-        died = {c[0] for side in before for c in side} - {c[0] for side in want.boards for c in side}
+        alive = {c[0] for side in want.boards for c in side}
+        died = {c[0] for side in before for c in side} - alive
         assert set(shown["dead"]) == died
     elif action.type == ActionType.SUMMON:
         assert shown["source"] == [action.id]
@@ -100,7 +101,7 @@ def frames_to_check(expected: list[Expected]) -> list[int]:
     the first attack that kills a creature, and the end."""
     chosen = [0, next(i for i, e in enumerate(expected) if e.kind == "turn"), len(expected) - 1]
     for kind in (ActionType.SUMMON, ActionType.ATTACK, ActionType.USE):
-        found = [i for i, e in enumerate(expected) if e.action is not None and e.action.type == kind]
+        found = [i for i, e in enumerate(expected) if e.action and e.action.type == kind]
         chosen += found[:1]
     for i in range(1, len(expected)):
         e, before = expected[i], expected[i - 1]
@@ -214,6 +215,7 @@ def test_stderr_is_shown_collapsible(page: Any, tmp_path: Path) -> None:
     log = json.loads(played_log(tmp_path, "1.5", chatty, "builtin:random").read_text())
     page.goto(write_page(tmp_path, log).as_uri() + "#frame=1")
     page.wait_for_selector("body[data-ready='1']", timeout=WAIT_MS)
-    assert page.locator("#stderr-0").inner_text().strip() == "answer 1"  # player 0's first battle turn
+    # frame 1 is player 0's first battle turn: its second answer
+    assert page.locator("#stderr-0").inner_text().strip() == "answer 1"
     page.locator("#stderr-box-0 summary").click()
     assert not page.locator("#stderr-0").is_visible()
