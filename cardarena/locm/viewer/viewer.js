@@ -38,12 +38,15 @@
     card.appendChild(el("div", "ids", (opts.id !== undefined ? "id " + opts.id + " · " : "") + "#" + baseId));
     const kwBits = opts.keywords !== undefined ? opts.keywords : keywords;
     const kw = el("div", "kw");
+    const count = KEYWORDS.filter((_, i) => kwBits >> i & 1).length;
+    if (count > 2) kw.classList.add("many");  // letters only, or they do not fit
+    if (type === 2) kw.classList.add("removes");  // a red item takes these away
     KEYWORDS.forEach(([letter, name], i) => {
       if (kwBits >> i & 1) {
         const badge = el("span", "badge");
         badge.append(el("span", "long", name), el("span", "short", letter));
         badge.dataset.keyword = letter;
-        badge.title = name;
+        badge.title = (type === 2 ? "removes " : "") + name;
         kw.appendChild(badge);
       }
     });
@@ -55,7 +58,7 @@
     if (draw) fx.push("draw " + draw);
     if (fx.length) card.appendChild(el("div", "fx", fx.join(" · ")));
     if (DATA.rules.area && area) {
-      const mark = el("div", "area", area === 1 ? "◧ lane" : "◨◧ both");
+      const mark = el("div", "area", area === 1 ? "LANE" : "BOTH LANES");
       mark.title = "area: " + AREAS[area];
       mark.dataset.area = area;
       card.appendChild(mark);
@@ -148,7 +151,7 @@
       rune.dataset.field = "rune";
       box.appendChild(rune);
     }
-    if (side.draw > 1) box.appendChild(el("span", "stat", "draws " + side.draw));
+    if (side.draw > 1) box.appendChild(el("span", "stat", "next draw " + side.draw));
   }
 
   function drawBoard(frame, p, prev) {
@@ -280,13 +283,14 @@
       box.replaceChildren();
       document.querySelector('.deck[data-player="' + p + '"] h3').textContent =
         playerName(p) + ": " + chosen.length + " card" + (chosen.length === 1 ? "" : "s") +
-        (frame.lines && frame.lines[p] !== undefined ? "   ›  " + (frame.lines[p] === null ? "(no answer)" : frame.lines[p]).slice(0, 80) : "");
+        (draft && frame.lines ? "   ›  " + (frame.lines[p] === null ? "(no answer)" : frame.lines[p]) : "");
       chosen.slice().sort((a, b) => CARDS[a][1] - CARDS[b][1] || a - b)
         .forEach((baseId) => box.appendChild(drawCard(baseId)));
     }
     const pool = $("pool");
     pool.replaceChildren();
     pool.hidden = draft;
+    $("pool-title").hidden = draft;
     if (!draft) {
       DATA.pool.forEach((baseId) => {
         const card = drawCard(baseId);
