@@ -151,3 +151,19 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, make: Any, message: st
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "no").exists()
+
+
+def test_open_hands_the_page_to_the_web_browser(tmp_path: Path) -> None:
+    """--open goes through Python's webbrowser, which honours $BROWSER: a fake browser
+    that writes down the address it was given stands in for the real one."""
+    import os
+
+    log = played_log(tmp_path, "1.5")
+    opened = tmp_path / "opened.txt"
+    fake = tmp_path / "fake_browser.py"
+    fake.write_text(f"import sys; open({str(opened)!r}, 'w').write(sys.argv[1])\n")
+    env = {**os.environ, "BROWSER": f"{sys.executable} {fake} %s"}
+    result = subprocess.run([*LOCM, "view", str(log), "--open"], capture_output=True, text=True,
+                            timeout=120, env=env, check=False)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert opened.read_text() == log.with_suffix(".html").resolve().as_uri()

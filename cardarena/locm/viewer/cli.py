@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
+import sys
 import webbrowser
 from pathlib import Path
 from typing import Any
@@ -64,8 +65,8 @@ def _cmd_view(args: argparse.Namespace) -> int:
         raise ViewError(f"{source}: {error}") from None
     write_page(out, page)
     print(out)
-    if args.open:
-        webbrowser.open(Path(out).resolve().as_uri())
+    if args.open and not webbrowser.open(Path(out).resolve().as_uri()):
+        print(f"locm: warning: no web browser found; open {out} yourself", file=sys.stderr)
     return 0
 
 

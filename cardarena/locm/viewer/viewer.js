@@ -84,13 +84,13 @@
     return card;
   }
 
-  function drawCreature(c, extraClass) {
+  function drawCreature(c, extraClass, dim) {
     const card = drawCard(c.card, { id: c.id, attack: c.attack, defense: c.defense, keywords: c.keywords });
     card.classList.add("creature");
     card.dataset.attack = c.attack;
     card.dataset.defense = c.defense;
     card.dataset.lane = c.lane;
-    if (!c.canAttack) card.classList.add("cannot-attack");
+    if (dim && !c.canAttack) card.classList.add("cannot-attack");
     if (extraClass) card.classList.add(extraClass);
     return card;
   }
@@ -168,7 +168,7 @@
     const before = {};
     if (prev) prev.sides[p].board.forEach((c) => { before[c.id] = c; });
     frame.sides[p].board.forEach((c) => {
-      const card = drawCreature(c);
+      const card = drawCreature(c, "", p === frame.active && frame.kind !== "end");
       const old = before[c.id];
       if (old && frame.kind === "action") addDelta(card, c.defense - old.defense);
       lanes[c.lane].appendChild(card);
