@@ -382,7 +382,9 @@ class TournamentStore:
 
     def game_numbers(self) -> dict[str, int]:
         """Each stored game's number (its row id, in the order games finished): what
-        ``locm view --game N`` and the HTML report call it; it never changes."""
+        ``locm view --game N`` and the HTML report call it. Stored rows are never rewritten,
+        so a number stays valid (a game played again after ``--retry-errors`` gets a new one;
+        only a manual VACUUM could renumber them)."""
         return {key: rowid for rowid, key in self.db.execute("SELECT rowid, key FROM games")}
 
     def log_by_number(self, number: int) -> tuple[str, dict[str, Any] | None] | None:

@@ -18,25 +18,16 @@ from cardarena.locm.replay import ReplayError
 from cardarena.locm.viewer.frames import build_frames
 from cardarena.locm.viewer.page import viewer_html
 from tests.conftest import shared_path
-from tests.locm.viewer_expect import Expected, expected_frames, pick_recorded_game
+from tests.locm.viewer_expect import (
+    LOCM,
+    Expected,
+    expected_frames,
+    locm,
+    pick_recorded_game,
+    played_log,
+)
 
-LOCM = [sys.executable, "-m", "cardarena.locm"]
 BOTS = Path(__file__).parent / "bots"
-
-
-def locm(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*LOCM, *args], capture_output=True, text=True, timeout=timeout,
-                          check=False)  # fmt: skip
-
-
-def played_log(tmp_path: Path, version: str, p1: str = "builtin:greedy",
-               p2: str = "builtin:random", seed: int = 7) -> Path:  # fmt: skip
-    """A log made by `locm play` between two bots: no ../shared needed."""
-    log = tmp_path / f"game-{version}.json"
-    result = locm("play", "-p1", p1, "-p2", p2, "--version", version, "-d", f"seed={seed}",
-                  "-l", str(log), "--no-sandbox")  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return log
 
 
 def check_frames(data: dict[str, Any], expected: list[Expected]) -> None:

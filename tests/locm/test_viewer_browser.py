@@ -17,8 +17,7 @@ import pytest
 from cardarena.locm import ActionType
 from cardarena.locm.viewer.page import viewer_html
 from tests.conftest import shared_path
-from tests.locm.test_viewer import played_log
-from tests.locm.viewer_expect import Expected, expected_frames, pick_recorded_game
+from tests.locm.viewer_expect import Expected, expected_frames, pick_recorded_game, played_log
 
 WAIT_MS = 30_000
 """Generous: the machine is busy; a correct page is much faster than this."""

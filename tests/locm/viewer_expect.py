@@ -11,6 +11,8 @@ one after each executed action, one for the end.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -19,6 +21,23 @@ from typing import Any
 from cardarena.locm import Action, ActionType, Phase, ProtocolGame
 from cardarena.locm.gameresult import answers_from_log
 from cardarena.locm.replay import log_setup
+
+LOCM = [sys.executable, "-m", "cardarena.locm"]
+
+
+def locm(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*LOCM, *args], capture_output=True, text=True, timeout=timeout,
+                          check=False)  # fmt: skip
+
+
+def played_log(tmp_path: Path, version: str, p1: str = "builtin:greedy",
+               p2: str = "builtin:random", seed: int = 7) -> Path:  # fmt: skip
+    """A log made by `locm play` between two bots: no ../shared needed."""
+    log = tmp_path / f"game-{version}.json"
+    result = locm("play", "-p1", p1, "-p2", p2, "--version", version, "-d", f"seed={seed}",
+                  "-l", str(log), "--no-sandbox")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return log
 
 
 @dataclass(frozen=True)
