@@ -387,6 +387,13 @@ class TournamentStore:
         only a manual VACUUM could renumber them)."""
         return {key: rowid for rowid, key in self.db.execute("SELECT rowid, key FROM games")}
 
+    def change_mark(self) -> tuple[int, int]:
+        """(games stored, highest game number): changes whenever a game is added or replaced,
+        and costs one index lookup (live pages poll it)."""
+        query = "SELECT COUNT(*), COALESCE(MAX(rowid), 0) FROM games"
+        count, last = self.db.execute(query).fetchone()
+        return int(count), int(last)
+
     def log_by_number(self, number: int) -> tuple[str, dict[str, Any] | None] | None:
         """(key, log) of game ``number``, None if there is no such game."""
         row = self.db.execute("SELECT key, log FROM games WHERE rowid = ?", (number,)).fetchone()

@@ -7,6 +7,7 @@ fixed sleep.
 
 from __future__ import annotations
 
+import json
 import selectors
 import signal
 import subprocess
@@ -149,7 +150,7 @@ def test_serve_is_read_only_and_reports_missing_games(served: tuple[Path, Server
     db, server = served
     before = db.stat().st_mtime_ns, sorted(p.name for p in db.parent.iterdir())
     with urllib.request.urlopen(server.url + "status.json", timeout=60) as answer:
-        assert answer.read().decode().startswith('{"games": 2')
+        assert json.loads(answer.read()) == {"stored": 2, "version": "2-2"}
     with urllib.request.urlopen(server.url + "games/1.html", timeout=60) as answer:
         assert b'id="game-data"' in answer.read()
     with pytest.raises(urllib.error.HTTPError) as missing:
@@ -185,3 +186,38 @@ def test_serve_on_a_busy_port_is_one_line_and_exit_2(served: tuple[Path, Server]
     result = locm("serve", "--db", str(db), "--port", port)
     assert result.returncode == 2
     assert "cannot listen" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_html_report_lists_failed_games_without_a_link(tmp_path: Path) -> None:
+    """A game the referee failed has no log: listed, not linked; `locm view` says why."""
+    import dataclasses
+
+    from cardarena.tournaments.store import GameRecord, compress_log
+    from tests.locm.viewer_expect import played_log
+
+    # (in a process of its own: Playwright's event loop may be running in this one)
+    log = json.loads(played_log(tmp_path, "1.2", seed=3).read_text())
+    played = GameRecord(
+        key="a\tb\t0", first="a", second="b", round=0, seed=3, winner=0, result="win",
+        end_reason="HEALTH", error_seat=None, error_kind=None, detail=None, turns=20,
+        first_turns=10, first_mean_ms=1.0, first_max_ms=2.0, second_turns=10,
+        second_mean_ms=1.0, second_max_ms=2.0, duration_s=0.1, replay="locm play ...",
+        log=compress_log(log),
+    )  # fmt: skip
+    failed = dataclasses.replace(played, key="b\ta\t0", first="b", second="a", winner=None,
+                                 result="error", end_reason="ERROR", error_kind="referee",
+                                 log=None)  # fmt: skip
+    db = tmp_path / "t.db"
+    with TournamentStore(str(db)) as store:
+        store.configure({"game": "locm", "version": "1.2"}, {"a": "builtin:greedy",
+                                                             "b": "builtin:random"})  # fmt: skip
+        store.add(played)
+        store.add(failed)
+    result = locm("report", "--db", str(db), "--html", str(tmp_path / "html"))
+    assert result.returncode == 0, result.stderr
+    index = (tmp_path / "html" / "index.html").read_text()
+    assert '<a href="games/1.html">game 1</a>' in index
+    assert "games/2.html" not in index and "<td>game 2</td>" in index
+    assert sorted(p.name for p in (tmp_path / "html" / "games").iterdir()) == ["1.html"]
+    refused = locm("view", "--db", str(db), "--game", "2")
+    assert refused.returncode == 2 and "has no stored log" in refused.stderr

@@ -58,6 +58,15 @@ def read_snapshot(db: str) -> Snapshot:
     return Snapshot(build_report(bots, records, settings), records, numbers, settings)
 
 
+def read_change_mark(db: str) -> tuple[int, int]:
+    """The database's :meth:`~TournamentStore.change_mark`, read-only."""
+    try:
+        with TournamentStore(db, lock=False, create=False, read_only=True) as store:
+            return store.change_mark()
+    except sqlite3.Error as error:
+        raise StoreError(f"{db} cannot be read: {error}") from None
+
+
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
@@ -158,7 +167,7 @@ LIVE_SCRIPT = """<script>
       const answer = await fetch("status.json", {cache: "no-store"});
       const status = await answer.json();
       document.getElementById("live-status").textContent =
-        "live · " + status.games + " games · checked " + new Date().toLocaleTimeString();
+        "live · " + status.stored + " games stored · checked " + new Date().toLocaleTimeString();
       if (status.version !== shown) { location.reload(); return; }
     } catch (e) {
       document.getElementById("live-status").textContent = "live · server unreachable, retrying";

@@ -24,7 +24,7 @@ from typing import Any
 
 from ...tournaments.store import StoreError, TournamentStore
 from ..replay import ReplayError
-from .report_html import Snapshot, game_page, read_snapshot, report_page
+from .report_html import game_page, read_change_mark, read_snapshot, report_page
 
 GAME_CACHE_SIZE = 256
 
@@ -41,30 +41,28 @@ class _Pages:
         self.lock = threading.Lock()
         """matplotlib is not thread-safe: one picture rebuild at a time."""
 
-    def snapshot(self) -> Snapshot:
-        return read_snapshot(self.db)
-
     def status(self) -> dict[str, Any]:
-        snapshot = self.snapshot()
-        return {"games": snapshot.report.games, "stored": len(snapshot.records),
-                "version": "-".join(map(str, snapshot.version_key))}  # fmt: skip
+        stored, last = read_change_mark(self.db)
+        return {"stored": stored, "version": f"{stored}-{last}"}
 
     def index(self) -> str:
-        snapshot = self.snapshot()
-        if self.report is None or self.report[0] != snapshot.version_key:
+        mark = read_change_mark(self.db)
+        if self.report is None or self.report[0] != mark:
+            snapshot = read_snapshot(self.db)
             self.report = (snapshot.version_key, report_page(snapshot, live=True))
         return self.report[1]
 
     def picture(self, name: str) -> bytes | None:
-        snapshot = self.snapshot()
-        if not snapshot.report.games:
-            return None
         with self.lock:
-            if self.pictures_key != snapshot.version_key:
-                with tempfile.TemporaryDirectory() as directory:
-                    for path in snapshot.report.write_pictures(directory):
-                        with open(path, "rb") as picture:
-                            self.pictures[os.path.basename(path)] = picture.read()
+            mark = read_change_mark(self.db)
+            if self.pictures_key != mark:
+                snapshot = read_snapshot(self.db)
+                self.pictures = {}
+                if snapshot.report.games:
+                    with tempfile.TemporaryDirectory() as directory:
+                        for path in snapshot.report.write_pictures(directory):
+                            with open(path, "rb") as picture:
+                                self.pictures[os.path.basename(path)] = picture.read()
                 self.pictures_key = snapshot.version_key
             return self.pictures.get(name)
 
