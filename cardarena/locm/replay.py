@@ -77,7 +77,7 @@ def _guess_version(log: Mapping[str, Any], params: Mapping[str, str]) -> str:
     return "1.5" if "cardGenSeed" in params else "1.2"
 
 
-def _tokens(line: str) -> str:
+def readable_tokens(line: str) -> str:
     """Summary lines name players by SDK token (``$0``, ``Player $0``): say "player 0"."""
     return re.sub(r"(?:Player )?\$([01])", r"player \1", line)
 
@@ -181,7 +181,7 @@ def replay_lines(
     seen = 0
     for requests, lines in replay.steps():
         for line in game.summaries[seen:]:
-            yield "  " + _tokens(line)
+            yield "  " + readable_tokens(line)
         seen = len(game.summaries)
         if state.phase == Phase.BATTLE:
             active = requests[0].player
@@ -194,7 +194,7 @@ def replay_lines(
                 yield _board(state, index)
             yield f"  says: {lines[0]!r}" if lines[0] is not None else "  says nothing (timeout)"
     for line in game.summaries[seen:]:
-        yield "  " + _tokens(line)
+        yield "  " + readable_tokens(line)
     yield ""
     yield _result(game, log)
 

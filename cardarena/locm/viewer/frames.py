@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..cards import Card
-from ..replay import LogReplay, ReplayError, _tokens
+from ..replay import LogReplay, ReplayError, readable_tokens
 from ..state import Action, ActionType, Creature, Phase, State
 
 FRAMES_FORMAT = "cardarena.locm.viewer/1"
@@ -127,7 +127,7 @@ class _Builder:
     def _events(self) -> list[str]:
         new = self.game.summaries[self.seen_summaries:]
         self.seen_summaries = len(self.game.summaries)
-        return [_tokens(line) for line in new]
+        return [readable_tokens(line) for line in new]
 
     def _battle_frame(self, kind: str, **extra: Any) -> dict[str, Any]:
         state = self.state

@@ -183,7 +183,7 @@
   function highlight(frame) {
     const banner = $("action");
     banner.replaceChildren();
-    delete banner.dataset.type;
+    for (const key of ["type", "player", "id", "target"]) delete banner.dataset[key];
     const a = frame.action;
     if (!a) {
       if (frame.kind === "turn") {
