@@ -124,4 +124,3 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
                        "127.0.0.1; 0.0.0.0 for every interface)")  # fmt: skip
     serve.add_argument("--port", type=_port, default=8000, help="default 8000 (0: any free port)")
     serve.set_defaults(run=_cmd_serve)
-
