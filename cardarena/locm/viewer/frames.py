@@ -75,7 +75,7 @@ def stderr_by_answer(log: Mapping[str, Any]) -> tuple[list[str], list[str]]:
         chunks: list[str] = []
         pending = ""
         for index, output in enumerate(outputs.get(key) or []):
-            stderr = (errors.get(key) or [])[index:index + 1]
+            stderr = (errors.get(key) or [])[index : index + 1]
             if stderr and isinstance(stderr[0], str):
                 pending += stderr[0]
             if output:
@@ -125,7 +125,7 @@ class _Builder:
         self.game.on_action = self._on_action
 
     def _events(self) -> list[str]:
-        new = self.game.summaries[self.seen_summaries:]
+        new = self.game.summaries[self.seen_summaries :]
         self.seen_summaries = len(self.game.summaries)
         return [readable_tokens(line) for line in new]
 
