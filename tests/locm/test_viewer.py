@@ -34,6 +34,7 @@ def check_frames(data: dict[str, Any], expected: list[Expected]) -> None:
     frames = data["frames"]
     assert [f["kind"] for f in frames] == [e.kind for e in expected]
     for index, (frame, want) in enumerate(zip(frames, expected, strict=True)):
+        assert tuple(frame.get("inputs", ())) == want.inputs, index
         if want.health is None:
             assert "sides" not in frame, index
             continue

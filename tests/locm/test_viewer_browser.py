@@ -117,6 +117,17 @@ def check_game(page: Any, path: Path, expected: list[Expected]) -> None:
     page.wait_for_selector("body[data-ready='1']", timeout=WAIT_MS)
     for index in frames_to_check(expected):
         check_shown(goto_frame(page, index), expected[index], expected[:index])
+    # The input the bot read for the turn shown, byte for byte (kept through its actions).
+    turn = next(i for i, e in enumerate(expected) if e.kind == "turn" and i + 1 < len(expected)
+                and expected[i + 1].kind == "action")  # fmt: skip
+    for index in (turn, turn + 1):
+        goto_frame(page, index)
+        page.locator("#input-box summary").click()
+        assert page.locator("#input").is_visible()
+        assert page.evaluate("document.getElementById('input').textContent") == expected[
+            turn
+        ].inputs[0]
+        page.locator("#input-box summary").click()
     # Then step with the keyboard from a turn start through its actions.
     start = next(i for i, e in enumerate(expected) if e.kind == "turn" and
                  i + 1 < len(expected) and expected[i + 1].kind == "action")  # fmt: skip

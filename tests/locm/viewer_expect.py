@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,8 @@ class Expected:
     """Per player: (instance id, lane, attack, defense) of each creature alive."""
     action: Action | None = None
     actor: int | None = None
+    inputs: tuple[str, ...] = ()
+    """The exact text each asked bot read (frames that ask the bots)."""
 
 
 def _snapshot(game: ProtocolGame, kind: str, action: Action | None = None) -> Expected:
@@ -77,10 +79,11 @@ def expected_frames(log: dict[str, Any]) -> list[Expected]:
     frames: list[Expected] = []
     game.on_action = lambda _player, action: frames.append(_snapshot(game, "action", action))
     while requests := game.requests():
+        inputs = tuple(request.input for request in requests)
         if game.state.phase == Phase.DECK_BUILDING:
-            frames.append(Expected("draft" if game.rules.draft else "construct"))
+            frames.append(Expected("draft" if game.rules.draft else "construct", inputs=inputs))
         else:
-            frames.append(_snapshot(game, "turn"))
+            frames.append(replace(_snapshot(game, "turn"), inputs=inputs))
         game.answer([answers[r.player].pop(0) if answers[r.player] else None for r in requests])
     frames.append(_snapshot(game, "end"))
     return frames

@@ -4,7 +4,8 @@
 module takes a snapshot of what a spectator should see at each step: one frame per
 deck-building round (1.0/1.2 draft pick, 1.5 constructed turn), one at the start of
 each battle turn, one after each executed action, and one for the end. The browser
-only draws these frames, so what it shows is exactly what the engine computed.
+only draws these frames, so what it shows is exactly what the engine computed. Frames
+that ask the bots carry the exact input text each bot read (``inputs``).
 """
 
 from __future__ import annotations
@@ -173,9 +174,10 @@ class _Builder:
                 self.answer_index[request.player] += 1
             if state.phase == Phase.DECK_BUILDING:
                 self._deck_building_frame(lines)
+                self.frames[-1]["inputs"] = [request.input for request in requests]
             else:
                 self.turn_line = lines[0]
-                self._battle_frame("turn", line=lines[0])
+                self._battle_frame("turn", line=lines[0], inputs=[requests[0].input])
         self._end_frame()
         mismatch = replay.mismatch()
         if mismatch is not None:

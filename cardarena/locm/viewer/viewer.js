@@ -324,6 +324,7 @@
       const item = el("li", /\[Warning\]/.test(text) ? "warning" : /timeout|Invalid|didn't|wrong/i.test(text) ? "error" : "", text);
       events.appendChild(item);
     });
+    drawInput(frame);
     for (const p of [0, 1]) {
       const index = frame.answers[p];
       const text = index >= 0 ? DATA.stderr[p][index] || "" : "";
@@ -331,6 +332,22 @@
       const summary = $("stderr-box-" + p).querySelector("summary");
       summary.textContent = "stderr of " + playerName(p) + (index >= 0 ? ", answer " + (index + 1) : "");
       summary.className = "p" + p;
+    }
+  }
+
+  /* The exact text the bot(s) read for the turn being shown (the turn's first frame has it). */
+  function drawInput(frame) {
+    let index = current;
+    while (index > 0 && !FRAMES[index].inputs && FRAMES[index].kind === "action") index--;
+    const source = FRAMES[index].inputs ? FRAMES[index] : null;
+    const box = $("input");
+    if (!source) { box.textContent = "(no input in this frame)"; return; }
+    if (source.inputs.length === 1) {
+      box.textContent = source.inputs[0];
+      box.dataset.player = source.active;
+    } else {
+      box.textContent = source.inputs.map((text, p) => "── player " + p + " ──\n" + text).join("");
+      delete box.dataset.player;
     }
   }
 
