@@ -1,5 +1,5 @@
 """The ``locm`` command line: ``play`` (a drop-in for the official referee jar),
-``replay``, ``generate`` and ``demo``."""
+``replay``, ``generate`` and ``demo``; ``view``/``serve`` are in :mod:`.viewer.cli`."""
 
 from __future__ import annotations
 
@@ -310,8 +310,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=_seed, help="game seed (default: random)")
     demo.set_defaults(run=_cmd_demo)
     from .tournament import add_commands  # tournament, report, bot
+    from .viewer.cli import add_commands as add_viewer_commands  # view, serve
 
     add_commands(commands)
+    add_viewer_commands(commands)
     return parser
 
 
