@@ -21,7 +21,7 @@ from cardarena.locm.agents.cardscore import (
 )
 from cardarena.locm.agents.greedy import GreedyAgent
 from cardarena.locm.cards import CARD_LIST, Card, CardType
-from cardarena.locm.referee import play_game
+from cardarena.locm.referee import TimeControl, play_game
 from cardarena.locm.rules import ruleset
 from cardarena.locm.state import ActionType, CardInstance, Phase
 
@@ -149,6 +149,9 @@ def test_bot_processes_play_through_the_referee(version: str) -> None:
         f"{sys.executable} -m cardarena.locm.cli bot search --seed 2",
         version=version,
         params={"seed": 12},
+        # Legality through the referee is the point here, not speed: a busy machine must not
+        # turn the search bot's start-up or a slow turn into a timeout (it budgets itself).
+        time_control=TimeControl(enabled=False),
     )
     assert outcome.error_player is None, outcome.summaries[-3:]
     assert outcome.winner in (0, 1)
