@@ -473,6 +473,8 @@ class Encoder:
         else:
             for inst in me.deck:
                 card = inst.card
+                if card.base_id < 0:  # a placeholder (a state rebuilt from a bot's input)
+                    continue
                 histogram[card.cost] += 1
                 histogram[13 + card.type] += 1
         values += histogram
