@@ -188,8 +188,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-games", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("rl-run"))
-    parser.add_argument("--max-minutes", type=float, default=math.inf,
-                        help="stop training after this long (wall clock) and export")
+    parser.add_argument(
+        "--max-minutes",
+        type=float,
+        default=math.inf,
+        help="stop training after this long (wall clock) and export",
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)

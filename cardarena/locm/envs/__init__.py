@@ -47,7 +47,7 @@ else:
     def __getattr__(name: str) -> Any:
         if name in ("LOCMBattleEnv", "LOCMDeckBuildingEnv", "LOCMEnv", "MaskedDiscrete"):
             raise ImportError(
-                f"cardarena.locm.envs.{name} needs gymnasium: pip install \"cardarena[envs]\""
+                f'cardarena.locm.envs.{name} needs gymnasium: pip install "cardarena[envs]"'
             )
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -374,6 +374,13 @@ class Encoder:
             )
         return action
 
+    def decode_unchecked(self, state: State, index: int) -> Action | None:
+        """The engine action of a legal ``index`` (the mask says so), or None; no check.
+
+        ``State.apply`` still refuses an illegal action: this only skips a second check.
+        """
+        return self._decode(state, index)
+
     def _decode(self, state: State, index: int) -> Action | None:
         layout = self.actions
         if not 0 <= index < layout.size or state.phase is Phase.ENDED:
