@@ -191,7 +191,7 @@ def test_tournament_refuses_a_bad_reference_before_storing(agent_dir: Path) -> N
 def test_locm_bot_runs_a_reference_through_the_referee(agent_dir: Path, version: str) -> None:
     bot = f"{sys.executable} -m cardarena.locm bot python:my_agent:make_policy --seed 3"
     done = locm(["play", "-p1", bot, "-p2", "builtin:random", "--version", version,
-                 "-d", "seed=7", "--no-sandbox"], agent_dir)  # fmt: skip
+                 "-d", "seed=7", "--no-sandbox", "--no-time-limit"], agent_dir)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert -1 not in scores(done.stdout), "the bot crashed, timed out or played illegally"
 

@@ -115,7 +115,7 @@ def test_locm_bot_learned_plays_as_in_process(tmp_path: Path, version: str) -> N
         log = tmp_path / "log.json"
         done = subprocess.run(
             [*LOCM, "play", "-p1", p1, "-p2", "builtin:greedy", "--version", version,
-             "-d", "seed=4", "--no-sandbox", "-l", str(log)],
+             "-d", "seed=4", "--no-sandbox", "--no-time-limit", "-l", str(log)],
             capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr

@@ -98,6 +98,7 @@ class LearnedAgent:
     def __init__(self, seed: int | None = None, network: Network | None = None) -> None:
         # Deterministic: the seed is accepted like every built-in's, and unused.
         self.network = network or load_network()
+        _encoding()  # imported now, not on the first battle turn's clock
         self._encoders: dict[str, Any] = {}
         self._features: dict[str, np.ndarray] = {}
 

@@ -2,7 +2,8 @@
 
 A researcher's agent joins ``locm play``, ``locm tournament`` and ``locm bot`` without
 editing the package. The factory is called once per game as ``FACTORY(seed)`` (the
-same per-game seed a built-in agent gets; ``None`` when there is none) and returns
+same per-game seed a built-in agent gets: a 64-bit integer, possibly negative, or ``None``
+when there is none) and returns
 
 * an agent: an object with ``act(state) -> Action`` (see :mod:`cardarena.locm.agents`), or
 * a policy: a callable ``(observation, action_mask) -> action index`` over the arrays of
@@ -156,16 +157,17 @@ class PolicyAgent:
     """``locm bot`` gives it the cards left in its deck, as the environment observation has."""
 
     def __init__(self, policy: Callable[[Any, Any], Any], name: str = "policy") -> None:
+        from ..envs import encoding  # numpy: imported now, not on the first turn's clock
+
         self.policy = policy
         self.name = name
+        self._encoding = encoding
         self._encoders: dict[str, Any] = {}
 
     def act(self, state: State) -> Action:
         encoder = self._encoders.get(state.rules.version)
         if encoder is None:
-            from ..envs.encoding import Encoder  # numpy, needed only by policies
-
-            encoder = self._encoders[state.rules.version] = Encoder(state.rules)
+            encoder = self._encoders[state.rules.version] = self._encoding.Encoder(state.rules)
         player = state.current_player
         index = self.policy(encoder.observe(state, player), encoder.mask(state))
         return encoder.decode(state, int(index))
