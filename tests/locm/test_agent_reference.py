@@ -133,7 +133,7 @@ def test_reference_agents_play_like_the_builtin_they_wrap(agent_dir: Path) -> No
         ("python:my_agent:nope", "my_agent has no attribute 'nope'"),
         ("python:my_agent:NOT_CALLABLE", "NOT_CALLABLE is not callable"),
         ("python:my_agent:broken", "broken(None) raised RuntimeError: no weights found"),
-        ("python:my_agent:returns_number", "the factory returned a int"),
+        ("python:my_agent:returns_number", "the factory returned a int object"),
         ("python:missing.py:make_agent", "no such file missing.py"),
         ("python:syntax_error.py", "loading syntax_error.py failed: SyntaxError"),
         ("python:my_agent:1x", "'1x' is not a Python name"),

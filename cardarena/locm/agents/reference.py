@@ -38,10 +38,6 @@ class AgentReferenceError(ValueError):
     """A ``python:`` reference that cannot give an agent (a usage error)."""
 
 
-def is_reference(spec: str) -> bool:
-    return spec.startswith(PYTHON_PREFIX)
-
-
 def split_reference(spec: str) -> tuple[str, str]:
     """(module name or file path, factory name) of ``python:TARGET[:FACTORY]``."""
     body = spec.removeprefix(PYTHON_PREFIX).strip()
@@ -86,7 +82,7 @@ def _load_module(spec: str, target: str) -> ModuleType:
         sys.modules[name] = module
         try:
             module_spec.loader.exec_module(module)
-        except BaseException as error:
+        except (Exception, SystemExit) as error:
             del sys.modules[name]
             raise AgentReferenceError(f"{spec!r}: loading {target} failed: {_why(error)}") from None
         return module
@@ -101,7 +97,7 @@ def _load_module(spec: str, target: str) -> ModuleType:
                 f"{spec!r}: no module named {target!r} (from {cwd} or sys.path)"
             ) from None
         raise AgentReferenceError(f"{spec!r}: importing {target} failed: {_why(error)}") from None
-    except BaseException as error:
+    except (Exception, SystemExit) as error:
         raise AgentReferenceError(f"{spec!r}: importing {target} failed: {_why(error)}") from None
 
 
@@ -128,9 +124,7 @@ def make_reference_agent(spec: str, seed: int | None = None) -> Any:
     factory = load_factory(spec)
     try:
         made = factory(seed)
-    except BaseException as error:
-        if isinstance(error, KeyboardInterrupt | SystemExit):
-            raise
+    except (Exception, SystemExit) as error:
         raise AgentReferenceError(f"{spec!r}: {getattr(factory, '__name__', 'the factory')}"
                                   f"({seed!r}) raised {_why(error)}") from None  # fmt: skip
     if hasattr(made, "act") and callable(made.act):
@@ -141,7 +135,7 @@ def make_reference_agent(spec: str, seed: int | None = None) -> Any:
     if callable(made):
         return PolicyAgent(made, reference_name(spec))
     raise AgentReferenceError(
-        f"{spec!r}: the factory returned a {type(made).__name__}, want an agent with "
+        f"{spec!r}: the factory returned a {type(made).__name__} object, want an agent with "
         "act(state) or a callable (observation, action_mask) -> action"
     )
 
@@ -177,7 +171,6 @@ __all__ = [
     "PYTHON_PREFIX",
     "AgentReferenceError",
     "PolicyAgent",
-    "is_reference",
     "load_factory",
     "make_reference_agent",
     "reference_name",
