@@ -122,3 +122,16 @@ def test_locm_bot_learned_plays_as_in_process(tmp_path: Path, version: str) -> N
         outputs.append([line for line in json.loads(log.read_text())["outputs"]["0"] if line])
     assert outputs[0] == outputs[1]
     assert len(outputs[0]) > 5
+
+
+def test_an_environment_opponent() -> None:
+    gym = pytest.importorskip("gymnasium")
+    import cardarena.locm.envs  # noqa: F401  (registers the ids)
+
+    env = gym.make("cardarena/LOCM-battle-v0", version="1.2", opponent="learned")
+    _obs, info = env.reset(seed=3)
+    terminated = False
+    while not terminated:
+        action = np.flatnonzero(info["action_mask"])[0]
+        _obs, _reward, terminated, _truncated, info = env.step(action)
+    assert info["winner"] in (0, 1, -1)
