@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from .agents import BUILTIN_AGENTS, RandomAgent
+from .agents import BUILTIN_AGENTS, RandomAgent, check_agent_version
 from .agents.reference import make_reference_agent
 from .cards import ABILITIES_TEXT, generate_cards
 from .javarandom import JavaRandom
@@ -82,7 +82,12 @@ def _cmd_play(args: argparse.Namespace) -> int:
                 make_reference_agent(command, None)
             except ValueError as error:
                 raise UsageError(f"{option}: {error}") from None
-        elif not command.startswith(BUILTIN_PREFIX):
+        elif command.startswith(BUILTIN_PREFIX):
+            try:
+                check_agent_version(command, args.version)
+            except ValueError as error:
+                raise UsageError(f"{option}: {error}") from None
+        else:
             try:  # a missing or non-executable program is the command's fault: no game
                 check_command(command)
             except StartError as error:

@@ -251,14 +251,15 @@ def parse_bot(text: str) -> tuple[str, str]:
     return name, command.strip()
 
 
-def _check_bot(command: str) -> None:
+def _check_bot(command: str, version: str) -> None:
     if command.startswith(BUILTIN_PREFIX):
-        from .agents import BUILTIN_AGENTS
+        from .agents import BUILTIN_AGENTS, check_agent_version
 
         name = command[len(BUILTIN_PREFIX) :]
         if name not in BUILTIN_AGENTS:
             known = ", ".join(sorted(BUILTIN_AGENTS))
             raise ValueError(f"unknown built-in agent {name!r}; known: {known}")
+        check_agent_version(name, version)
         return
     if command.startswith(PYTHON_PREFIX):
         from .agents.reference import make_reference_agent
@@ -373,7 +374,7 @@ def run_tournament(
     if league not in LEAGUES:
         raise ValueError(f"--league must be one of {', '.join(map(str, LEAGUES))}, not {league}")
     for command in commands.values():
-        _check_bot(command)
+        _check_bot(command, version)
     workers = workers or os.cpu_count() or 1
     cores = os.cpu_count() or 1
     if workers > cores and backend == "process":

@@ -135,3 +135,23 @@ def test_an_environment_opponent() -> None:
         action = np.flatnonzero(info["action_mask"])[0]
         _obs, _reward, terminated, _truncated, info = env.step(action)
     assert info["winner"] in (0, 1, -1)
+
+
+def test_tools_refuse_learned_in_1_0_before_any_game(tmp_path: Path) -> None:
+    message = "the learned agent plays LOCM 1.2 and 1.5, not 1.0"
+    runs = [
+        ["play", "-p1", "builtin:learned", "-p2", "builtin:random", "--version", "1.0"],
+        ["tournament", "--bot", "builtin:learned", "--bot", "builtin:random", "--version", "1.0",
+         "--db", str(tmp_path / "t.db"), "--quiet"],
+    ]  # fmt: skip
+    for args in runs:
+        done = subprocess.run([*LOCM, *args], capture_output=True, text=True, timeout=120,
+                              check=False)  # fmt: skip
+        assert done.returncode == 2
+        assert done.stderr.count("\n") == 1 and message in done.stderr
+    assert not (tmp_path / "t.db").exists()
+    gym = pytest.importorskip("gymnasium")
+    import cardarena.locm.envs  # noqa: F401  (registers the ids)
+
+    with pytest.raises(ValueError, match=message):
+        gym.make("cardarena/LOCM-v0", version="1.0", opponent="learned")

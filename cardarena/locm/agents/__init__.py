@@ -30,6 +30,20 @@ BUILTIN_AGENTS: dict[str, Callable[[int | None], Agent]] = {
 }
 
 
+AGENT_VERSIONS: dict[str, tuple[str, ...]] = {"learned": ("1.2", "1.5")}
+"""The built-in agents that play only some versions (the others play all three)."""
+
+
+def check_agent_version(name: str, version: str) -> None:
+    """ValueError (one line) if built-in agent ``name`` does not play ``version``."""
+    versions = AGENT_VERSIONS.get(name.removeprefix("builtin:"))
+    if versions is not None and version not in versions:
+        raise ValueError(
+            f"the {name.removeprefix('builtin:')} agent plays LOCM {' and '.join(versions)}, "
+            f"not {version}"
+        )
+
+
 def make_agent(name: str, seed: int | None = None) -> Agent:
     """The built-in agent called ``name``, or the agent a ``python:`` reference makes.
 
@@ -48,11 +62,13 @@ def make_agent(name: str, seed: int | None = None) -> Agent:
 
 
 __all__ = [
+    "AGENT_VERSIONS",
     "BUILTIN_AGENTS",
     "Agent",
     "GreedyAgent",
     "PassAgent",
     "RandomAgent",
     "SearchAgent",
+    "check_agent_version",
     "make_agent",
 ]

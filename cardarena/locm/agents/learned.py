@@ -24,10 +24,11 @@ import numpy as np
 
 from ..rules import ruleset
 from ..state import Action, Phase, State
+from . import AGENT_VERSIONS, check_agent_version
 from .cardscore import DEFAULT_DECK, deck_building_action
 
 WEIGHTS_FILE = Path(__file__).with_name("learned_battle.npz")
-VERSIONS = ("1.2", "1.5")
+VERSIONS = AGENT_VERSIONS["learned"]
 """The versions the network was trained for (1.0 has one lane: another action layout)."""
 
 
@@ -110,10 +111,7 @@ class LearnedAgent:
         version = state.rules.version
         encoder = self._encoders.get(version)
         if encoder is None:
-            if version not in VERSIONS:
-                raise ValueError(
-                    f"the learned agent plays LOCM {' and '.join(VERSIONS)}, not {version}"
-                )
+            check_agent_version("learned", version)
             encoder = self._encoders[version] = _encoding().Encoder(ruleset(version))
             self._features[version] = np.empty(feature_size(version), np.float32)
         player = state.current_player

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..agents import BUILTIN_AGENTS, make_agent
+from ..agents import BUILTIN_AGENTS, check_agent_version, make_agent
 from ..state import Action, IllegalActionError, State
 from .encoding import Encoder
 
@@ -39,6 +39,7 @@ class Policy:
             if name not in BUILTIN_AGENTS and not name.startswith("python:"):
                 known = ", ".join(sorted(BUILTIN_AGENTS))
                 raise ValueError(f"{role}: unknown built-in agent {spec!r}; known: {known}")
+            check_agent_version(name, encoder.rules.version)
             self.agent = make_agent(name, seed)
         elif hasattr(spec, "act"):
             self.agent = spec
