@@ -12,12 +12,13 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from .agents import BUILTIN_AGENTS, RandomAgent
+from .agents import BUILTIN_AGENTS, RandomAgent, check_agent_version
+from .agents.reference import make_reference_agent
 from .cards import ABILITIES_TEXT, generate_cards
 from .javarandom import JavaRandom
 from .params import ParameterError, parse_parameter_string, random_seed, resolve_parameters
 from .players import StartError, check_command
-from .referee import BUILTIN_PREFIX, RefereeTerminated, TimeControl, play_game
+from .referee import BUILTIN_PREFIX, PYTHON_PREFIX, RefereeTerminated, TimeControl, play_game
 from .replay import ReplayError, load_log, replay_lines
 from .rules import DEFAULT_VERSION, VERSIONS
 from .state import State
@@ -76,7 +77,17 @@ def _cmd_play(args: argparse.Namespace) -> int:
     if args.league is not None and args.version != "1.0":
         raise UsageError("--league only applies to --version 1.0 (it selects the draft pool)")
     for option, command in (("-p1", args.p1), ("-p2", args.p2)):
-        if not command.startswith(BUILTIN_PREFIX):
+        if command.startswith(PYTHON_PREFIX):
+            try:  # import it and make one agent now: a broken reference plays no game
+                make_reference_agent(command, None)
+            except ValueError as error:
+                raise UsageError(f"{option}: {error}") from None
+        elif command.startswith(BUILTIN_PREFIX):
+            try:
+                check_agent_version(command, args.version)
+            except ValueError as error:
+                raise UsageError(f"{option}: {error}") from None
+        else:
             try:  # a missing or non-executable program is the command's fault: no game
                 check_command(command)
             except StartError as error:
@@ -239,7 +250,8 @@ def _count(text: str) -> int:
 def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
     play = commands.add_parser(
         "play",
-        help="play one game between two bots (commands or builtin:<agent>), like the "
+        help="play one game between two bots (commands, builtin:<agent> or "
+        "python:MODULE:FACTORY), like the "
         "official referee jar's play",
         description="Play one game. Prints player 0's score, player 1's score (1 win, 0 loss, "
         "-1 error: invalid output, timeout or crash), then the game parameters used, one "
@@ -250,7 +262,8 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
         "-p1",
         required=True,
         metavar="CMD",
-        help=f"player 0: a shell command or builtin:<{builtins}>",
+        help=f"player 0: a shell command, builtin:<{builtins}>, or python:MODULE:FACTORY "
+        "(also python:path/to/file.py:FACTORY): your agent, in-process",
     )
     play.add_argument("-p2", required=True, metavar="CMD", help="player 1: same")
     play.add_argument(

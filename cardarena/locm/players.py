@@ -392,25 +392,32 @@ class InProcessPlayer:
     It plays whole turns: in battle it applies its actions to a clone until it
     picks PASS and answers them as one ``;``-separated line; in deck building it
     answers ``PICK i`` (1.0/1.2) or 30 ``CHOOSE id`` (1.5). It is trusted to be
-    quick: its time is not limited.
+    quick: its time is not limited. An agent that raises (a researcher's agent given
+    by reference) gives no answer, like a crashed bot, and its error is its stderr.
     """
 
     def __init__(self, agent: Agent, name: str | None = None) -> None:
         self.agent = agent
         self.name = name or f"builtin:{agent.name}"
         self._answer: str | None = None
+        self._stderr: str | None = None
 
     async def start(self) -> None:
         return None
 
     async def send(self, text: str, state: State, player: int) -> None:
-        self._answer = self._play(state, player)
+        try:
+            self._answer = self._play(state, player)
+        except Exception as error:  # the agent's bug loses its game, never the referee's
+            self._answer = None
+            self._stderr = f"{self.name} raised {type(error).__name__}: {error}\n"
 
     async def receive(self, timeout_s: float | None) -> str | None:
         return self._answer
 
     def take_stderr(self) -> str | None:
-        return None
+        text, self._stderr = self._stderr, None
+        return text
 
     async def close(self) -> None:
         return None

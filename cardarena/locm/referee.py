@@ -40,6 +40,13 @@ from .rules import DEFAULT_VERSION
 from .state import EndReason
 
 BUILTIN_PREFIX = "builtin:"
+PYTHON_PREFIX = "python:"
+"""``python:MODULE:FACTORY``: a researcher's agent, in-process (see agents/reference.py)."""
+
+
+def in_process(spec: str) -> bool:
+    """True for the players that run in the referee's process: built-ins and references."""
+    return spec.startswith((BUILTIN_PREFIX, PYTHON_PREFIX))
 
 
 class RefereeTerminated(Exception):
@@ -90,15 +97,16 @@ def make_player(
     sandbox: bool = True,
     hidden: Sequence[str] = (),
 ) -> Player:
-    """``builtin:<agent>`` plays in-process; anything else is a shell command, run in
+    """``builtin:<agent>`` and ``python:MODULE:FACTORY`` play in-process, with the same
+    time accounting; anything else is a shell command, run in
     a sandbox if ``sandbox`` (and the machine supports one) where ``hidden`` files
     cannot be opened.
 
     A built-in agent that budgets its own thinking time (``search``) is told the
     time scale, so that it keeps within the scaled official limits.
     """
-    if spec.startswith(BUILTIN_PREFIX):
-        name = spec[len(BUILTIN_PREFIX) :]
+    if in_process(spec):
+        name = spec.removeprefix(BUILTIN_PREFIX)
         try:
             agent = make_agent(name, seed)
         except ValueError as error:
@@ -303,7 +311,8 @@ def play_game(
     time_control: TimeControl = TimeControl(),
     sandbox: bool = True,
 ) -> GameOutcome:
-    """Play one game synchronously: commands (or ``builtin:<agent>``) or Player objects.
+    """Play one game synchronously: commands (or ``builtin:<agent>``, ``python:...``) or
+    Player objects.
 
     Bot commands run sandboxed unless ``sandbox`` is false (see :mod:`.sandbox`).
 

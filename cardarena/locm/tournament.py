@@ -29,9 +29,11 @@ from ..tournaments.store import GameRecord, StoreError, TournamentStore, compres
 from .players import Player, ProcessPlayer, StartError, check_command
 from .referee import (
     BUILTIN_PREFIX,
+    PYTHON_PREFIX,
     RefereeTerminated,
     TimeControl,
     agent_seed,
+    in_process,
     make_player,
     play_game,
 )
@@ -231,25 +233,38 @@ def _record(
 
 
 def parse_bot(text: str) -> tuple[str, str]:
-    """``NAME=COMMAND``, or a bare ``builtin:NAME`` (named NAME)."""
+    """``NAME=COMMAND``, or a bare ``builtin:NAME`` (named NAME) or ``python:...`` reference
+    (named after its module or file)."""
     name, sep, command = text.partition("=")
     if text.startswith(BUILTIN_PREFIX) and (not sep or " " in name):
         return text[len(BUILTIN_PREFIX) :], text
+    if text.startswith(PYTHON_PREFIX) and (not sep or ":" in name):
+        from .agents.reference import reference_name
+
+        return reference_name(text), text
     if not sep or not name.strip() or not command.strip():
-        raise ValueError(f"--bot wants NAME=COMMAND or builtin:NAME, got {text!r}")
+        raise ValueError(
+            f"--bot wants NAME=COMMAND, builtin:NAME or python:MODULE:FACTORY, got {text!r}"
+        )
     if not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
         raise ValueError(f"bot name {name!r}: use letters, digits, '-', '_' and '.'")
     return name, command.strip()
 
 
-def _check_bot(command: str) -> None:
+def _check_bot(command: str, version: str) -> None:
     if command.startswith(BUILTIN_PREFIX):
-        from .agents import BUILTIN_AGENTS
+        from .agents import BUILTIN_AGENTS, check_agent_version
 
         name = command[len(BUILTIN_PREFIX) :]
         if name not in BUILTIN_AGENTS:
             known = ", ".join(sorted(BUILTIN_AGENTS))
             raise ValueError(f"unknown built-in agent {name!r}; known: {known}")
+        check_agent_version(name, version)
+        return
+    if command.startswith(PYTHON_PREFIX):
+        from .agents.reference import make_reference_agent
+
+        make_reference_agent(command, None)  # imports it and makes one agent, or says why
         return
     check_command(command)
 
@@ -263,7 +278,7 @@ def _probe_bots(commands: Sequence[str], sandbox: bool, hidden: Sequence[str]) -
     bot that waits for its input, as a bot should, is left alone for PROBE_S and
     then stopped. It runs exactly as in a game (same shell, same sandbox).
     """
-    external = [c for c in dict.fromkeys(commands) if not c.startswith(BUILTIN_PREFIX)]
+    external = [c for c in dict.fromkeys(commands) if not in_process(c)]
     if not external:
         return
 
@@ -359,7 +374,7 @@ def run_tournament(
     if league not in LEAGUES:
         raise ValueError(f"--league must be one of {', '.join(map(str, LEAGUES))}, not {league}")
     for command in commands.values():
-        _check_bot(command)
+        _check_bot(command, version)
     workers = workers or os.cpu_count() or 1
     cores = os.cpu_count() or 1
     if workers > cores and backend == "process":
@@ -368,7 +383,7 @@ def run_tournament(
             "and may time out (the report counts timeouts under overload apart)",
             file=sys.stderr,
         )
-    if sandbox and any(not c.startswith(BUILTIN_PREFIX) for c in commands.values()):
+    if sandbox and any(not in_process(c) for c in commands.values()):
         sandbox = sandbox_available()
     hidden = tuple(os.path.abspath(db) + end for end in ("", "-lock", "-wal", "-shm", "-journal"))
     specs = schedule(names, games, seed)
@@ -520,11 +535,15 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
 
     bot = commands.add_parser(
         "bot",
-        help="run a built-in agent as a bot process (stdin/stdout, the official protocol)",
+        help="run a built-in agent (or python: reference) as a bot process (stdin/stdout, the "
+        "official protocol)",
         description="Plays one game on stdin/stdout like any bot: use it in locm play, in the "
         "official referee or on CodinGame. The LOCM version is recognised from the input.",
     )
-    bot.add_argument("name", choices=sorted(BUILTIN_AGENTS), help="the built-in agent")
+    bot.add_argument(
+        "name", metavar="AGENT",
+        help=f"a built-in agent ({', '.join(sorted(BUILTIN_AGENTS))}) or python:MODULE:FACTORY",
+    )  # fmt: skip
     bot.add_argument("--seed", type=int, help="the agent's seed (default: random)")
     bot.add_argument("--version", choices=VERSIONS, help="default: recognised from the input")
     bot.add_argument(
@@ -540,8 +559,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     tournament.add_argument(
         "--bot", action="append", required=True, metavar="NAME=COMMAND",
-        help="a bot: NAME=COMMAND (any command line, or builtin:<agent>), or builtin:<agent>; "
-        "repeat for each bot",
+        help="a bot: NAME=COMMAND (any command line, builtin:<agent> or python:MODULE:FACTORY), "
+        "or a bare builtin:<agent> or python:MODULE:FACTORY; repeat for each bot",
     )  # fmt: skip
     tournament.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     tournament.add_argument("--games", type=_positive, default=10, help="games per ordered pair")

@@ -1,7 +1,8 @@
 """Built-in LOCM agents. An agent picks one legal action for the player to act.
 
 :data:`BUILTIN_AGENTS` maps the names the command line accepts (``builtin:<name>``)
-to agent factories taking a seed.
+to agent factories taking a seed. :func:`make_agent` also takes a researcher's agent
+by reference, ``python:MODULE:FACTORY`` (see :mod:`.reference`).
 """
 
 from collections.abc import Callable
@@ -12,16 +13,46 @@ from .pass_agent import PassAgent
 from .random_agent import RandomAgent
 from .search import SearchAgent
 
+
+def _learned(seed: int | None) -> Agent:
+    """The trained battle network (imports numpy only when asked for)."""
+    from .learned import LearnedAgent
+
+    return LearnedAgent(seed)
+
+
 BUILTIN_AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "random": RandomAgent,
     "pass": PassAgent,
     "greedy": GreedyAgent,
     "search": SearchAgent,
+    "learned": _learned,
 }
 
 
+AGENT_VERSIONS: dict[str, tuple[str, ...]] = {"learned": ("1.2", "1.5")}
+"""The built-in agents that play only some versions (the others play all three)."""
+
+
+def check_agent_version(name: str, version: str) -> None:
+    """ValueError (one line) if built-in agent ``name`` does not play ``version``."""
+    versions = AGENT_VERSIONS.get(name.removeprefix("builtin:"))
+    if versions is not None and version not in versions:
+        raise ValueError(
+            f"the {name.removeprefix('builtin:')} agent plays LOCM {' and '.join(versions)}, "
+            f"not {version}"
+        )
+
+
 def make_agent(name: str, seed: int | None = None) -> Agent:
-    """The built-in agent called ``name``; ValueError naming the known ones otherwise."""
+    """The built-in agent called ``name``, or the agent a ``python:`` reference makes.
+
+    ValueError (one line naming the known agents, or why the reference fails) otherwise.
+    """
+    if name.startswith("python:"):
+        from .reference import make_reference_agent
+
+        return make_reference_agent(name, seed)  # type: ignore[no-any-return]
     try:
         factory = BUILTIN_AGENTS[name]
     except KeyError:
@@ -31,11 +62,13 @@ def make_agent(name: str, seed: int | None = None) -> Agent:
 
 
 __all__ = [
+    "AGENT_VERSIONS",
     "BUILTIN_AGENTS",
     "Agent",
     "GreedyAgent",
     "PassAgent",
     "RandomAgent",
     "SearchAgent",
+    "check_agent_version",
     "make_agent",
 ]

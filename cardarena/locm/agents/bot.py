@@ -1,8 +1,10 @@
 """``locm bot NAME``: a built-in agent as a standalone bot speaking the official protocol.
 
 It reads the referee's input on stdin and answers one line per turn on stdout,
-so it plays in ``locm play``, in the official referee jar and on CodinGame.
-Deck building uses the agent's own deck policy on the cards it is shown; battle
+so it plays in ``locm play``, in the official referee jar and on CodinGame. The agent
+is a built-in name or a ``python:MODULE:FACTORY`` reference (:mod:`.reference`).
+Deck building uses the agent's ``deck_policy`` (the card scores of :mod:`.cardscore`;
+the default one when the agent has none) on the cards it is shown; battle
 turns rebuild a :class:`~cardarena.locm.state.State` from the input text
 (:meth:`State.from_input`, hidden cards as placeholders) and let the agent play
 the whole turn on it. The version is recognised from the input (1.5 player
@@ -12,6 +14,7 @@ lines have 4 numbers, 1.0/1.2 ones 5; 1.0 card lines 11 fields, 1.2 ones 12).
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Callable
 from typing import TextIO
 
@@ -76,7 +79,7 @@ class BotSession:
     """One game seen from one bot process: its deck-building memory and turn counter."""
 
     def __init__(self, agent_name: str, seed: int | None, version: str | None, scale: float):
-        self.agent = make_agent(agent_name, seed)
+        self.agent = make_agent(agent_name.removeprefix("builtin:"), seed)
         if hasattr(self.agent, "time_scale"):
             self.agent.time_scale = scale  # type: ignore[attr-defined]
         self.version = version
@@ -86,6 +89,8 @@ class BotSession:
         self.pool: tuple[Card, ...] = ()
         self.player: int | None = None
         self.battle_turns = 0
+        self.seen: dict[int, int] = {}
+        """Instance id -> base id of every own card seen in hand (drawn from the deck)."""
 
     def answer(self, lines: list[str]) -> str:
         if self.version is None:
@@ -110,9 +115,31 @@ class BotSession:
             self.player = 0 if my_max_mana == 1 else 1
         text = "\n".join(lines) + "\n"
         state = State.from_input(self.version, text, self.player, self.battle_turns)
+        if getattr(self.agent, "reads_own_deck", False):
+            state = self._with_own_deck(state, text)
         self.battle_turns += 1
         self._share_public_cards()
         return play_turn(self.agent, state, self.player)
+
+    def _with_own_deck(self, state: State, text: str) -> State:
+        """The state with the cards not yet drawn in the deck (in no particular order).
+
+        A bot knows the deck it built; a policy that reads the environment observation
+        (its ``my_deck`` counts) needs them. Drawn = every card instance seen in hand.
+        """
+        assert self.version is not None and self.player is not None
+        for inst in state.players[self.player].hand:
+            self.seen.setdefault(inst.id, inst.card.base_id)
+        remaining = Counter(self.seen.values())
+        deck: list[Card] = []
+        for card in self.chosen:
+            if remaining[card.base_id] > 0:
+                remaining[card.base_id] -= 1
+            else:
+                deck.append(card)
+        if len(deck) != len(state.players[self.player].deck):  # a card burnt unseen
+            return state
+        return State.from_input(self.version, text, self.player, self.battle_turns, deck)
 
     def _share_public_cards(self) -> None:
         """What the bot saw in deck building is public: the search determinises from it."""

@@ -7,15 +7,23 @@ Importing this package registers the Gymnasium ids (it needs the ``envs`` extra:
     cardarena/LOCM-deckbuilding-v0  deck building; the battle is played by policies
     cardarena/LOCM-battle-v0        battle; the decks are built by policies
 
-``import cardarena`` and the engine never import this package (nor gymnasium).
+``import cardarena`` and the engine never import this package (nor gymnasium). Without
+gymnasium, :mod:`.encoding` (numpy only) still imports: the learned agent and policy
+agents given by reference use it at play time.
 """
 
 from __future__ import annotations
 
-import gymnasium as gym
+from typing import Any
 
 from .encoding import ActionLayout, Encoder, ObservationLayout, action_layout, observation_layout
-from .gym_env import LOCMBattleEnv, LOCMDeckBuildingEnv, LOCMEnv, MaskedDiscrete
+
+try:
+    import gymnasium as gym
+except ImportError:  # the environments need the envs extra; the encoding does not
+    gym = None  # type: ignore[assignment]
+else:
+    from .gym_env import LOCMBattleEnv, LOCMDeckBuildingEnv, LOCMEnv, MaskedDiscrete
 
 ENV_IDS = ("cardarena/LOCM-v0", "cardarena/LOCM-deckbuilding-v0", "cardarena/LOCM-battle-v0")
 
@@ -32,7 +40,16 @@ def _register() -> None:
             )
 
 
-_register()
+if gym is not None:
+    _register()
+else:
+
+    def __getattr__(name: str) -> Any:
+        if name in ("LOCMBattleEnv", "LOCMDeckBuildingEnv", "LOCMEnv", "MaskedDiscrete"):
+            raise ImportError(
+                f'cardarena.locm.envs.{name} needs gymnasium: pip install "cardarena[envs]"'
+            )
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def aec_env(version: str = "1.5", **kwargs: object):  # type: ignore[no-untyped-def]

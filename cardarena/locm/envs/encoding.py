@@ -331,35 +331,44 @@ class Encoder:
                     if counts.get(card.base_id, 0) < 2:
                         mask[deck + i] = True
             return mask
+        actions = state.legal_actions()
+        if len(actions) == 1:  # PASS alone: common, and nothing to look up
+            mask[0] = True
+            return mask
         me, opp = state.players[state.active], state.players[1 - state.active]
         lanes = layout.lanes
-        hand = {inst.id: i for i, inst in enumerate(me.hand)}
-        my_slot = {}
-        for creature, slot in zip(me.board, self.board_slots(me.board), strict=True):
-            my_slot[creature.id] = slot
-        opp_slot = {}
-        for creature, slot in zip(opp.board, self.board_slots(opp.board), strict=True):
-            opp_slot[creature.id] = slot
         summon, attack, use = layout.summon, layout.attack, layout.use
+        # Index bases by instance id: hand cards (summon, use), own and opponent creatures
+        # (attack source, attack target, item target). Ids are unique across all of them.
+        summon_base = {}
+        use_base = {}
+        for i, inst in enumerate(me.hand):
+            summon_base[inst.id] = summon + i * lanes
+            use_base[inst.id] = use + i * TARGETS_USE
+        attack_base = {}
+        own_target = {}
+        for creature, slot in zip(me.board, self.board_slots(me.board), strict=True):
+            attack_base[creature.id] = attack + slot * TARGETS_ATTACK
+            own_target[creature.id] = 1 + slot
+        opp_target = {}
+        for creature, slot in zip(opp.board, self.board_slots(opp.board), strict=True):
+            opp_target[creature.id] = 1 + slot
         indices = []
         append = indices.append
-        for action in state.legal_actions():
+        for action in actions:
             kind, target = action.type, action.target
-            if kind == _PASS:
-                append(0)
+            if kind == _ATTACK:
+                append(attack_base[action.id] + (0 if target == -1 else opp_target[target]))
             elif kind == _SUMMON:
-                append(summon + hand[action.id] * lanes + (target if target > 0 else 0))
-            elif kind == _ATTACK:
-                base = attack + my_slot[action.id] * TARGETS_ATTACK
-                append(base if target == -1 else base + 1 + opp_slot[target])
+                append(summon_base[action.id] + (target if target > 0 else 0))
+            elif kind == _PASS:
+                append(0)
+            elif target == -1:
+                append(use_base[action.id])
             else:
-                base = use + hand[action.id] * TARGETS_USE
-                if target == -1:
-                    append(base)
-                elif target in my_slot:  # instance ids are unique: a green item
-                    append(base + 1 + my_slot[target])
-                else:
-                    append(base + 1 + BOARD_SLOTS + opp_slot[target])
+                offset = own_target.get(target)  # a green item; else red or blue
+                append(use_base[action.id] + (offset if offset is not None
+                                              else BOARD_SLOTS + opp_target[target]))  # fmt: skip
         mask[indices] = True
         return mask
 
@@ -373,6 +382,13 @@ class Encoder:
                 f" in {state!r}" + (f" (it would be {action})" if action is not None else "")
             )
         return action
+
+    def decode_unchecked(self, state: State, index: int) -> Action | None:
+        """The engine action of a legal ``index`` (the mask says so), or None; no check.
+
+        ``State.apply`` still refuses an illegal action: this only skips a second check.
+        """
+        return self._decode(state, index)
 
     def _decode(self, state: State, index: int) -> Action | None:
         layout = self.actions
@@ -473,6 +489,8 @@ class Encoder:
         else:
             for inst in me.deck:
                 card = inst.card
+                if card.base_id < 0:  # a placeholder (a state rebuilt from a bot's input)
+                    continue
                 histogram[card.cost] += 1
                 histogram[13 + card.type] += 1
         values += histogram

@@ -24,6 +24,7 @@ from .policies import Policy, PolicySpec
 from .render import render_text
 
 Mode = Literal["game", "deckbuilding", "battle"]
+_PHASE_NAMES = {phase: phase.name.lower() for phase in Phase}
 SHAPING_TERMS = ("health", "board")
 
 
@@ -145,7 +146,13 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
             raise IllegalActionError(
                 f"the game has ended ({state!r}); call reset() to start another"
             )
-        state.apply(self.encoder.decode(state, int(action)))
+        index = int(action)
+        engine_action = None
+        if 0 <= index < self._mask.size and self._mask[index]:
+            engine_action = self.encoder.decode_unchecked(state, index)  # the mask vouches
+        if engine_action is None:
+            engine_action = self.encoder.decode(state, index)  # raises, naming the action
+        state.apply(engine_action)
         self._advance()
         reward = 0.0
         if self.shaping:
@@ -204,7 +211,7 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
         return {
             "action_mask": self._mask.copy(),
             "seat": self.seat,
-            "phase": state.phase.name.lower(),
+            "phase": _PHASE_NAMES[state.phase],
             "turn": state.turn,
             "winner": -1 if state.winner is None else state.winner,
             "game_seed": state.params.seed,

@@ -2,7 +2,8 @@
 
 A policy is given as
 
-* a built-in agent name (``"random"``, ``"greedy"``, ``"builtin:search"``, ...),
+* a built-in agent name (``"random"``, ``"greedy"``, ``"builtin:search"``, ...) or an
+  agent by reference (``"python:my_module:make_agent"``, see :mod:`..agents.reference`),
 * an agent object with ``act(state) -> Action`` (see :mod:`cardarena.locm.agents`), or
 * any callable ``(observation, action_mask) -> action index`` over the same arrays the
   learner gets, e.g. a frozen copy of the learner's own network for self-play.
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..agents import BUILTIN_AGENTS, make_agent
+from ..agents import BUILTIN_AGENTS, check_agent_version, make_agent
 from ..state import Action, IllegalActionError, State
 from .encoding import Encoder
 
@@ -35,9 +36,10 @@ class Policy:
         self.function: PolicyFn | None = None
         if isinstance(spec, str):
             name = spec.removeprefix("builtin:")
-            if name not in BUILTIN_AGENTS:
+            if name not in BUILTIN_AGENTS and not name.startswith("python:"):
                 known = ", ".join(sorted(BUILTIN_AGENTS))
                 raise ValueError(f"{role}: unknown built-in agent {spec!r}; known: {known}")
+            check_agent_version(name, encoder.rules.version)
             self.agent = make_agent(name, seed)
         elif hasattr(spec, "act"):
             self.agent = spec

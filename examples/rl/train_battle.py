@@ -1,0 +1,249 @@
+"""Train a LOCM battle policy with sb3-contrib's MaskablePPO, export it for numpy, evaluate it.
+
+One policy learns the battle of LOCM 1.2 and 1.5 at once (both versions share the
+battle layout; a flag in the input tells them apart), first against ``random``, then
+against ``greedy``. Its own decks are built by the greedy agent's card scores. It
+prints progress, writes a learning curve, exports the network to an ``.npz`` that
+:class:`cardarena.locm.agents.learned.LearnedAgent` plays with numpy alone, and
+evaluates that exported agent against ``random`` and ``greedy`` (95% Wilson intervals).
+
+    pip install torch==2.13.0            # a CPU build first (see docs/envs.md)
+    pip install -e ".[rl]"
+    python examples/rl/train_battle.py --random-steps 20000 --greedy-steps 20000 --out /tmp/rl
+
+The built-in ``learned`` agent was made with the command in docs/envs.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium import spaces
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import DummyVecEnv
+
+import cardarena.locm.envs  # noqa: F401  (registers the environment ids)
+from cardarena.locm.agents.learned import (
+    VERSIONS,
+    LearnedAgent,
+    Network,
+    battle_features,
+    battle_spec,
+    feature_size,
+)
+
+SHAPING = {"health": 0.5, "board": 0.25}
+"""Potential-based shaping while training (the evaluation counts wins only)."""
+
+
+class BattleView(gym.Wrapper):
+    """A battle env seen through the learned agent's input and its battle actions only."""
+
+    def __init__(self, env: gym.Env, version: str) -> None:
+        super().__init__(env)
+        self.version = version
+        self.actions = battle_spec(version)[1]
+        size = feature_size(version)
+        self.observation_space = spaces.Box(-1.0, 1.0, (size,), np.float32)
+        self.action_space = spaces.Discrete(self.actions)
+
+    def reset(self, **kwargs: Any) -> tuple[np.ndarray, dict[str, Any]]:
+        observation, info = self.env.reset(**kwargs)
+        return battle_features(observation, self.version), info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        return battle_features(observation, self.version), reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.unwrapped.action_masks()[: self.actions]
+
+
+def make_env(version: str, opponent: str, shaping: dict[str, float] | None = None):  # type: ignore[no-untyped-def]
+    def thunk() -> gym.Env:
+        env = gym.make("cardarena/LOCM-battle-v0", version=version, opponent=opponent,
+                       deck_policy="greedy", seat="random", shaping=shaping)  # fmt: skip
+        return BattleView(env, version)
+
+    return thunk
+
+
+class Progress(BaseCallback):
+    """Prints the rolling win rate per version and records the learning curve."""
+
+    def __init__(
+        self, phase: str, every: int, curve: list[dict[str, Any]], start: float, deadline: float
+    ) -> None:
+        super().__init__()
+        self.phase, self.every, self.curve, self.start = phase, every, curve, start
+        self.deadline = deadline
+        self.results: dict[str, deque[int]] = {v: deque(maxlen=200) for v in VERSIONS}
+        self._next = 0
+
+    def _on_step(self) -> bool:
+        envs = self.training_env.envs  # type: ignore[attr-defined]
+        for env, done, info in zip(envs, self.locals["dones"], self.locals["infos"], strict=True):
+            if done:
+                self.results[env.version].append(int(info["winner"] == info["seat"]))
+        if self.num_timesteps >= self._next:
+            self._next = self.num_timesteps + self.every
+            rates = {v: (sum(r) / len(r) if r else math.nan) for v, r in self.results.items()}
+            point = {"phase": self.phase, "steps": self.num_timesteps,
+                     "seconds": round(time.time() - self.start, 1), **rates}  # fmt: skip
+            self.curve.append(point)
+            shown = "  ".join(f"{v}: {rate:6.1%}" for v, rate in rates.items())
+            print(f"[{point['seconds']:7.0f} s] {self.phase:>6} steps {self.num_timesteps:>8}"
+                  f"  rolling win rate (200 games)  {shown}", flush=True)  # fmt: skip
+        if time.time() > self.deadline:
+            print(f"--max-minutes reached at {self.num_timesteps} steps: stopping", flush=True)
+            return False
+        return True
+
+
+def export(model: MaskablePPO, path: Path, meta: dict[str, Any]) -> Network:
+    """The policy network as numpy arrays (tanh MLP, then the action logits)."""
+    arrays: dict[str, np.ndarray] = {}
+    linears = [m for m in model.policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
+    for i, layer in enumerate(linears):
+        arrays[f"w{i}"] = layer.weight.detach().numpy().T.astype(np.float32)
+        arrays[f"b{i}"] = layer.bias.detach().numpy().astype(np.float32)
+    arrays["w_out"] = model.policy.action_net.weight.detach().numpy().T.astype(np.float32)
+    arrays["b_out"] = model.policy.action_net.bias.detach().numpy().astype(np.float32)
+    arrays["scale"] = battle_spec("1.5")[2]
+    arrays["meta"] = np.array(json.dumps(meta))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, **arrays)
+    with np.load(path, allow_pickle=False) as data:
+        return Network({key: data[key] for key in data.files})
+
+
+def wilson(wins: int, games: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a win rate."""
+    if games == 0:
+        return (0.0, 1.0)
+    p = wins / games
+    centre = (p + z * z / (2 * games)) / (1 + z * z / games)
+    half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / (1 + z * z / games)
+    return (centre - half, centre + half)
+
+
+def evaluate(network: Network, version: str, opponent: str, games: int) -> dict[str, Any]:
+    """The exported agent's wins over ``games`` seeded games, seats alternating."""
+    agent = LearnedAgent(network=network)
+    env = gym.make("cardarena/LOCM-battle-v0", version=version, opponent=opponent,
+                   deck_policy="greedy")  # fmt: skip
+    inner = env.unwrapped
+    wins = draws = 0
+    for game in range(games):
+        env.reset(seed=1000 + game, options={"seat": game % 2})
+        terminated = False
+        info: dict[str, Any] = {}
+        while not terminated:
+            action = inner.encoder.encode_action(inner.state, agent.act(inner.state))
+            _obs, _reward, terminated, _truncated, info = env.step(action)
+        wins += info["winner"] == info["seat"]
+        draws += info["winner"] == -1
+    low, high = wilson(wins, games)
+    return {"version": version, "opponent": opponent, "games": games, "wins": wins,
+            "draws": draws, "win_rate": wins / games, "wilson95": [low, high]}  # fmt: skip
+
+
+def plot(curve: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for version in VERSIONS:
+        for phase, style in (("random", "-"), ("greedy", "--")):
+            points = [p for p in curve if p["phase"] == phase and not math.isnan(p[version])]
+            ax.plot([p["steps"] for p in points], [p[version] for p in points], style,
+                    label=f"{version} vs {phase}")  # fmt: skip
+    ax.set_xlabel("environment steps (learner actions)")
+    ax.set_ylabel("win rate, last 200 games")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--random-steps", type=int, default=300_000)
+    parser.add_argument("--greedy-steps", type=int, default=900_000)
+    parser.add_argument("--envs-per-version", type=int, default=4)
+    parser.add_argument("--eval-games", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("rl-run"))
+    parser.add_argument(
+        "--max-minutes",
+        type=float,
+        default=math.inf,
+        help="stop training after this long (wall clock) and export",
+    )
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    args.out.mkdir(parents=True, exist_ok=True)
+    start = time.time()
+    curve: list[dict[str, Any]] = []
+
+    def vec_env(opponent: str) -> DummyVecEnv:
+        thunks = [make_env(v, opponent, SHAPING) for v in VERSIONS
+                  for _ in range(args.envs_per_version)]  # fmt: skip
+        env = DummyVecEnv(thunks)
+        env.seed(args.seed)
+        return env
+
+    model = MaskablePPO(
+        "MlpPolicy", vec_env("random"), seed=args.seed, verbose=0,
+        n_steps=512, batch_size=512, n_epochs=4, learning_rate=3e-4, gamma=0.995,
+        gae_lambda=0.95, ent_coef=0.01,
+        policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]}},
+    )  # fmt: skip
+    every = 8 * 512 * args.envs_per_version
+    deadline = start + args.max_minutes * 60
+    model.learn(args.random_steps, callback=Progress("random", every, curve, start, deadline))
+    model.set_env(vec_env("greedy"))
+    model.learn(args.greedy_steps, callback=Progress("greedy", every, curve, start, deadline),
+                reset_num_timesteps=False)  # fmt: skip
+    trained = time.time() - start
+    model.save(args.out / "maskable_ppo_battle")
+    meta = {"algorithm": "sb3-contrib MaskablePPO", "versions": list(VERSIONS),
+            "random_steps": args.random_steps, "greedy_steps": args.greedy_steps,
+            "steps": int(model.num_timesteps), "train_seconds": round(trained),
+            "seed": args.seed, "shaping": SHAPING}  # fmt: skip
+    network = export(model, args.out / "learned_battle.npz", meta)
+    plot(curve, args.out / "learning_curve.png")
+    print(f"trained {model.num_timesteps} steps in {trained:.0f} s; exported "
+          f"{args.out / 'learned_battle.npz'}", flush=True)  # fmt: skip
+    results = []
+    for version in VERSIONS:
+        for opponent in ("random", "greedy"):
+            result = evaluate(network, version, opponent, args.eval_games)
+            results.append(result)
+            low, high = result["wilson95"]
+            print(f"{version} vs {opponent:>6}: {result['wins']}/{result['games']} wins "
+                  f"({result['win_rate']:.1%}, 95% CI {low:.1%}-{high:.1%})",
+                  flush=True)  # fmt: skip
+    summary = {"meta": meta, "evaluation": results, "curve": curve,
+               "total_seconds": round(time.time() - start)}  # fmt: skip
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
