@@ -6,6 +6,7 @@ work under Stable-Baselines3's SubprocVecEnv.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -29,7 +30,9 @@ def quickstart_code() -> str:
 
 
 def test_docs_quickstart_trains_and_self_plays(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", quickstart_code()], cwd=tmp_path,
+    # SB3's default logger makes a folder under /tmp unless SB3_LOGDIR says where.
+    env = {**os.environ, "SB3_LOGDIR": str(tmp_path / "sb3")}
+    done = subprocess.run([sys.executable, "-c", quickstart_code()], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     match = re.search(r"won (\d+) of 20 games against random", done.stdout)
