@@ -14,6 +14,7 @@ from typing import NoReturn
 
 from .agents import BUILTIN_AGENTS, RandomAgent, check_agent_version
 from .agents.reference import make_reference_agent
+from .argtypes import count, league
 from .cards import ABILITIES_TEXT, generate_cards
 from .javarandom import JavaRandom
 from .params import ParameterError, parse_parameter_string, random_seed, resolve_parameters
@@ -223,30 +224,6 @@ def _positive_float(text: str) -> float:
     return value
 
 
-LEAGUES = (1, 2, 3, 4)
-"""The 1.0 leagues: 1 very easy, 2 easy, 3 less easy, 4 the full card pool."""
-
-
-def _league(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value not in LEAGUES:
-        raise argparse.ArgumentTypeError(f"the 1.0 leagues are 1-4 (4: all cards), got {text!r}")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
-
-
 def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
     play = commands.add_parser(
         "play",
@@ -277,7 +254,7 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
     play.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     play.add_argument(
         "--league",
-        type=_league,
+        type=league,
         help="1.0 only: league level of the draft pool "
         "(default 4: all cards; the official 1.0 runs at 1 locally)",
     )
@@ -305,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay = commands.add_parser("replay", help="print a logged game turn by turn")
     replay.add_argument("log", help="a GameResult JSON log (locm play -l, or the official jar)")
     replay.add_argument("--version", choices=VERSIONS, help="override the log's version")
-    replay.add_argument("--league", type=_count, help="override the log's 1.0 league")
+    replay.add_argument("--league", type=league, help="override the log's 1.0 league")
     replay.set_defaults(run=_cmd_replay)
     generate = commands.add_parser(
         "generate",
@@ -313,7 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print the cards of a 1.5 card set in the jar's table format, sorted by "
         "cost as a game numbers them (-n 120 --seed S shows the pool of cardGenSeed=S).",
     )
-    generate.add_argument("-n", type=_count, default=80, help="number of cards (default 80)")
+    generate.add_argument("-n", type=count, default=80, help="number of cards (default 80)")
     generate.add_argument("--seed", type=_seed, help="cardGenSeed (default: random)")
     generate.set_defaults(run=_cmd_generate)
     demo = commands.add_parser(

@@ -26,6 +26,7 @@ from ..tournaments.report import OVERLOAD, build_report
 from ..tournaments.runner import BACKENDS, Interrupted, run_tasks
 from ..tournaments.schedule import GameSpec, schedule
 from ..tournaments.store import GameRecord, StoreError, TournamentStore, compress_log
+from .argtypes import LEAGUES, count
 from .players import Player, ProcessPlayer, StartError, check_command
 from .referee import (
     BUILTIN_PREFIX,
@@ -48,7 +49,6 @@ PROBE_S = 1.0
 """How long each bot command is run, without input, before the first game: a command
 that exits with an error status within this time (``python3 missing.py``, a Java
 class that does not exist) is a usage error, not a tournament of crashes."""
-LEAGUES = (1, 2, 3, 4)
 RETRY_KINDS = ("crash", "referee")
 """``--retry-errors`` replays the games a bot lost by crashing, referee failures, and
 timeouts that happened while the machine was overloaded."""
@@ -469,13 +469,6 @@ def default_report_dir(db: str) -> str:
     return f"{root}-report"
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
-
-
 def _scale(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -563,8 +556,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "or a bare builtin:<agent> or python:MODULE:FACTORY; repeat for each bot",
     )  # fmt: skip
     tournament.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
-    tournament.add_argument("--games", type=_positive, default=10, help="games per ordered pair")
-    tournament.add_argument("--workers", type=_positive, help="parallel games (default: all cores)")
+    tournament.add_argument("--games", type=count, default=10, help="games per ordered pair")
+    tournament.add_argument("--workers", type=count, help="parallel games (default: all cores)")
     tournament.add_argument("--seed", type=int, default=1, help="tournament seed (default 1)")
     tournament.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file (default {DEFAULT_DB})")
     tournament.add_argument(

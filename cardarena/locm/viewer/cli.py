@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ...tournaments.store import StoreError, TournamentStore
+from ..argtypes import count, league, port
 from ..replay import ReplayError, load_log
 from ..rules import VERSIONS
 
@@ -76,26 +77,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return serve(args.db, args.host, args.port)
 
 
-def _number(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}")
-    return value
-
-
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``view`` and ``serve`` to the ``locm`` command line."""
     view = commands.add_parser(
@@ -106,12 +87,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     view.add_argument("log", nargs="?", help="a GameResult JSON log (locm play -l, or the jar)")
     view.add_argument("--db", help="a tournament database (with --game N)")
-    view.add_argument("--game", type=_number, metavar="N", help="the game's number in --db")
+    view.add_argument("--game", type=count, metavar="N", help="the game's number in --db")
     view.add_argument("-o", "--out", metavar="OUT.html",
                       help="default: the log's name with .html (or DB-game-N.html)")  # fmt: skip
     view.add_argument("--open", action="store_true", help="open the page in the web browser")
     view.add_argument("--version", choices=VERSIONS, help="override the log's version")
-    view.add_argument("--league", type=_number, help="override the log's 1.0 league")
+    view.add_argument("--league", type=league, help="override the log's 1.0 league")
     view.set_defaults(run=_cmd_view)
     serve = commands.add_parser(
         "serve",
@@ -122,5 +103,5 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     serve.add_argument("--db", default="tournament.db", help="SQLite file (default tournament.db)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
                        "127.0.0.1; 0.0.0.0 for every interface)")  # fmt: skip
-    serve.add_argument("--port", type=_port, default=8000, help="default 8000 (0: any free port)")
+    serve.add_argument("--port", type=port, default=8000, help="default 8000 (0: any free port)")
     serve.set_defaults(run=_cmd_serve)
