@@ -50,8 +50,12 @@ COST_UNIT_BYTES = 256
 """A command costs one unit of the per-turn budget plus one per this many bytes of its answer
 (``GET_DECK`` on a 1,000-card deck costs about 60): the budget bounds work and output."""
 DEFAULT_MAX_CONNECTIONS = 4096
-RESERVED_DESCRIPTORS = 32
-"""Descriptors kept free below the limit for the database, its journal, logs and the loop."""
+ACCEPT_BACKLOG = 100
+"""The listen backlog, and how many sockets asyncio accepts at once before any is counted."""
+RESERVED_DESCRIPTORS = 32 + 3 * ACCEPT_BACKLOG
+"""Descriptors kept free below the limit: the database, its journal, logs and the loop, and
+sockets accepted but not yet counted or closed but not yet released (a few event-loop rounds
+of accepts). The cap is also at most half the limit."""
 LOOP_ERROR_REPEAT_SECONDS = 60.0
 """An asyncio error (e.g. accept() out of descriptors) is logged once per this many seconds."""
 
@@ -152,7 +156,7 @@ def raise_descriptor_limit() -> int:
 
 def connection_cap(configured: int | None, descriptors: int) -> int:
     """The connection cap: the configured one or the default, below the descriptor limit."""
-    fits = max(1, descriptors - max(RESERVED_DESCRIPTORS, descriptors // 8))
+    fits = max(1, descriptors - max(RESERVED_DESCRIPTORS, descriptors // 2))
     wanted = DEFAULT_MAX_CONNECTIONS if configured is None else configured
     if wanted > fits:
         log.warning(
@@ -236,7 +240,11 @@ class GameServer:
             self.loop, self.config.login_threads, self.config.login_checks_per_address
         )
         self._listener = await self.loop.create_server(
-            lambda: Connection(self), self.config.host, self.config.port, start_serving=False
+            lambda: Connection(self),
+            self.config.host,
+            self.config.port,
+            backlog=ACCEPT_BACKLOG,
+            start_serving=False,
         )
         try:
             self._lock = ServerLock(self.config.db_path)

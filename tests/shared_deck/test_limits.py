@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import logging
+import re
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from cardarena.shared_deck.server import ServerConfig
-from tests.shared_deck.conftest import RunningServer
+from cardarena.shared_deck.store import Store
+from tests.shared_deck.conftest import RawConnection, RunningServer
 
 StartServer = Callable[..., RunningServer]
+CLI = [sys.executable, "-m", "cardarena.shared_deck.cli"]
 
 
 def test_prelogin_flood_is_disconnected(start_server: StartServer) -> None:
@@ -40,3 +53,177 @@ def test_login_timeout_closes_a_silent_connection(start_server: StartServer) -> 
     silent = server.raw()
     assert silent.line() == "LOGIN"
     assert silent.line() == ""  # closed by the server, not by the 10 s client timeout
+
+
+# ------------------------------------------------------------------ helpers
+def wait_until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    """Poll a condition (not a fixed sleep): fails only if it is still false at the timeout."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.01)
+
+
+def connect_from(server: RunningServer, source: str, receive_buffer: int = 0) -> RawConnection:
+    """A raw connection from another loopback address (Linux routes all of 127/8 locally)."""
+    connection = RawConnection.__new__(RawConnection)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if receive_buffer:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    sock.settimeout(10)
+    sock.bind((source, 0))
+    sock.connect((server.host, server.port))
+    connection.sock, connection.reader = sock, sock.makefile("rb")
+    return connection
+
+
+def my_turn_match(connection: RawConnection) -> int:
+    """A match where it is this player's turn (two players: one of the two)."""
+    ok, _, ids = connection.ask("GET_MY_MATCHES", 3)
+    assert ok == "OK"
+    for match_id in map(int, ids.split()):
+        answer = connection.ask(f"GET_TURN_INFO {match_id}", 2)
+        if answer[1].split()[0] == "1":
+            return match_id
+    raise AssertionError("no match where it is my turn")
+
+
+# ------------------------------------------------------------------ connections
+def test_connection_cap_closes_the_oldest_not_logged_in_then_refuses(
+    start_server: StartServer,
+) -> None:
+    server = start_server(["alice", "bob", "carol"], max_connections=3)
+    first, second, third = (server.raw() for _ in range(3))
+    for connection in (first, second, third):
+        assert connection.line() == "LOGIN"
+    fourth = server.raw()
+    assert fourth.line() == "LOGIN"
+    assert first.line() == ""  # the oldest connection not logged in made room
+    for connection, name in ((second, "alice"), (third, "bob"), (fourth, "carol")):
+        connection.send(f"{name}\n{server.secrets[name]}\n")
+        assert [connection.line() for _ in range(2)] == ["PASSWORD", "OK"]
+    # Everyone is logged in: a new connection is closed before a byte is sent.
+    fifth = server.raw()
+    assert fifth.line() == ""
+    assert second.ask("GET_MY_MATCHES")[0] == "OK"
+    assert server.server.refused_connections == 2
+    for connection in (first, second, third, fourth, fifth):
+        connection.close()
+
+
+def test_descriptor_limit_is_raised_and_a_flood_stays_below_it(tmp_path: Path) -> None:
+    """A real ``serve`` started with a soft limit of 48 descriptors (hard 512): it raises the
+    soft limit, caps connections well below it (512 - 332 = 180), and 400 connections cost
+    neither an honest login nor a log flood."""
+    db = tmp_path / "fd.db"
+    with contextlib.closing(Store(db)) as store:
+        secret = store.add_player("alice")
+    log = tmp_path / "serve.log"
+
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (48, 512))
+
+    server = subprocess.Popen(
+        [*CLI, "serve", "--port", "0", "--db", str(db), "--turn-seconds", "0.5"],
+        stdout=subprocess.PIPE,
+        stderr=log.open("w"),
+        text=True,
+        preexec_fn=low_limit,
+    )
+    flood: list[socket.socket] = []
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        assert line.startswith("shared-deck listening on 127.0.0.1:"), log.read_text()
+        port = int(line.rsplit(":", 1)[1])
+        limits = Path(f"/proc/{server.pid}/limits").read_text()
+        assert re.search(r"Max open files\s+512\s+512", limits), limits
+        for _ in range(400):
+            flood.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+        honest = RawConnection("127.0.0.1", port)
+        honest.login("alice", secret)
+        assert honest.ask("GET_MY_MATCHES", 3)[0] == "OK"
+        honest.close()
+    finally:
+        for sock in flood:
+            sock.close()
+        server.send_signal(signal.SIGINT)
+        server.wait(30)
+    text = log.read_text()
+    assert server.returncode == 0, text
+    assert "Traceback" not in text and "out of system resource" not in text, text
+    assert text.count("connection cap 180 reached") == 1, text
+    assert len(text.splitlines()) < 20, text
+
+
+def test_asyncio_errors_are_not_repeated_in_the_log(
+    start_server: StartServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = start_server(["alice"])
+    context = {
+        "message": "socket.accept() out of system resource",
+        "exception": OSError(errno.EMFILE, "Too many open files"),
+    }
+
+    def flood() -> None:
+        for _ in range(1000):
+            server.loop.call_exception_handler(dict(context))
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        server.call(flood)
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == [context["message"]]
+
+
+# ------------------------------------------------------------------ secret checks
+def test_a_wrong_secret_flood_does_not_delay_an_honest_login(start_server: StartServer) -> None:
+    """200 wrong secrets queued from 127.0.0.2 (the per-address limit raised to let them all
+    in): checks are served round-robin per address, so alice's login from 127.0.0.1 waits for
+    at most one of them, not 200 (about 10 s of scrypt on one thread)."""
+    server = start_server(["alice", "bob"], login_checks_per_address=200)
+    checker = server.server.checker
+    assert checker is not None
+    flood = [connect_from(server, "127.0.0.2") for _ in range(200)]
+    for number, connection in enumerate(flood):
+        connection.send(f"nobody{number}\nnot-the-secret\n")
+    wait_until(lambda: server.call(lambda: checker.per_address_count.get("127.0.0.2", 0)) >= 150)
+    started = time.monotonic()
+    honest = server.raw()
+    honest.login("alice", server.secrets["alice"])
+    took = time.monotonic() - started
+    queued = server.call(lambda: checker.per_address_count.get("127.0.0.2", 0))
+    assert queued >= 100, "the flood was checked first"
+    assert took < 5.0, took  # two scrypt checks; generous for a busy machine
+    # The flooders leave: their checks that have not started are dropped, not run.
+    for connection in flood:
+        connection.close()
+    wait_until(lambda: server.call(lambda: checker.per_address_count.get("127.0.0.2", 0)) == 0)
+    assert checker.dropped >= 90
+    assert honest.ask("GET_MY_MATCHES", 3)[0] == "OK"
+    honest.close()
+
+
+def test_checks_are_limited_per_address_and_per_name(start_server: StartServer) -> None:
+    server = start_server(["alice", "bob"], login_checks_per_address=4)
+    checker = server.server.checker
+    assert checker is not None
+    # Ten wrong secrets at once from one address: four are queued, six refused at once.
+    same_address = [connect_from(server, "127.0.0.3") for _ in range(10)]
+    for number, connection in enumerate(same_address):
+        connection.send(f"nobody{number}\nwrong\n")
+    answers = [[c.line() for _ in range(4)] for c in same_address]
+    refused = ["LOGIN", "PASSWORD", "ERR 940 AuthenticationFailed", ""]
+    assert answers.count(refused) == 10  # the queued ones fail after their check
+    assert checker.refused >= 6 - 1  # one may have finished before the last arrived
+    # Five wrong secrets for bob from five addresses: one is checked, the rest refused.
+    refused_before = checker.refused
+    for_bob = [connect_from(server, f"127.0.1.{number}") for number in range(1, 6)]
+    for connection in for_bob:
+        connection.send("bob\nwrong\n")
+    for connection in for_bob:
+        assert [connection.line() for _ in range(4)] == refused
+    assert checker.refused - refused_before >= 3
+    # Neither kind of flood keeps alice or bob out.
+    for name in ("alice", "bob"):
+        server.raw().login(name, server.secrets[name])
+    for connection in same_address + for_bob:
+        connection.close()
