@@ -663,15 +663,14 @@ class Connection(asyncio.Protocol):
             and not self.held
             and not self.discarding
             and self.stage == _READY
+            and not self.writing_paused
             and data.find(b"\n") == len(data) - 1
             and len(data) <= MAX_LINE_BYTES
         ):
             # The usual case, one whole short command: answer it without buffering.
             assert self.transport is not None
             line = data[:-2] if data.endswith(b"\r\n") else data[:-1]
-            self.transport.write(self._answer(line).encode())
-            if self.writing_paused:
-                self._check_unread()
+            self._write(self._answer(line).encode())
             return
         self.buffer += data
         if not self.held:
@@ -714,15 +713,19 @@ class Connection(asyncio.Protocol):
         self._update_reading()
 
     def resume_writing(self) -> None:
+        """The client has read enough: answer the lines held meanwhile, then read again."""
         self.writing_paused = False
         if self.unread_timer is not None:
             self.unread_timer.cancel()
             self.unread_timer = None
+        if self.buffer and not self.held:
+            self._process()
         self._update_reading()
 
-    def _check_unread(self) -> None:
-        """Called after a write while writing is paused: too much unread output disconnects."""
+    def _write(self, data: bytes) -> None:
+        """Send answers; a client with too much output unread is disconnected."""
         assert self.transport is not None
+        self.transport.write(data)
         if self.transport.get_write_buffer_size() > self.server.config.max_unread_bytes:
             self._drop_nonreader()
 
@@ -765,13 +768,19 @@ class Connection(asyncio.Protocol):
 
     # ----------------------------------------------------------------- lines
     def _process(self) -> None:
-        """Answer every complete line in the buffer until one must wait."""
+        """Answer every complete line in the buffer until one must wait, or until the client
+        has not read enough of its answers (the rest is answered once it has)."""
         if self.transport is None or self.stage == _CLOSED:
             return
         buffer = self.buffer
-        answers = []
+        answers: list[str] = []
+        size = 0
         start = 0
+        stalled = False
         while not self.held and self.stage != _CLOSED:
+            if self.writing_paused:  # the client is behind: hold the rest of its lines
+                stalled = True
+                break
             end = buffer.find(b"\n", start)
             if end < 0:
                 break
@@ -782,22 +791,26 @@ class Connection(asyncio.Protocol):
                 continue
             if line.endswith(b"\r"):
                 line = line[:-1]
-            if len(line) > MAX_LINE_BYTES:
-                answers.append(_ERROR_LINES[ErrorCode.LineTooLong])
-                continue
-            answers.append(self._answer(line))
+            answer = (
+                _ERROR_LINES[ErrorCode.LineTooLong]
+                if len(line) > MAX_LINE_BYTES
+                else self._answer(line)
+            )
+            answers.append(answer)
+            size += len(answer)
+            if size > MAX_BUFFERED_BYTES and self.stage != _CLOSED:
+                self._write("".join(answers).encode())  # may pause writing: seen above
+                answers, size = [], 0
         del buffer[:start]
-        if not self.held and len(buffer) > MAX_LINE_BYTES + 1:
+        if not self.held and not stalled and len(buffer) > MAX_LINE_BYTES + 1:
             # An unfinished line is already too long: refuse it now and drop it as it arrives.
             if not self.discarding:
                 answers.append(_ERROR_LINES[ErrorCode.LineTooLong])
                 self.discarding = True
             buffer.clear()
         if answers and self.stage != _CLOSED:
-            self.transport.write("".join(answers).encode())
-            if self.writing_paused:
-                self._check_unread()
-        if self.eof and not self.held:
+            self._write("".join(answers).encode())
+        if self.eof and not self.held and not stalled:
             self.close()
         elif self.reading_paused:
             self._update_reading()

@@ -12,12 +12,14 @@ import socket
 import subprocess
 import sys
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from cardarena.shared_deck.server import ServerConfig
+from cardarena.shared_deck.rules import Card, RuleSet
+from cardarena.shared_deck.server import COST_UNIT_BYTES, ServerConfig
 from cardarena.shared_deck.store import Store
 from tests.shared_deck.conftest import RawConnection, RunningServer
 
@@ -227,3 +229,72 @@ def test_checks_are_limited_per_address_and_per_name(start_server: StartServer) 
         server.raw().login(name, server.secrets[name])
     for connection in same_address + for_bob:
         connection.close()
+
+
+# ------------------------------------------------------------------ cost and output
+BIG_DECK = RuleSet(deck_size=1000, turns_per_match=60)
+
+
+def read_answers(connection: RawConnection, count: int) -> list[str]:
+    """The first line of each of ``count`` answers to GET_DECK (skipping a deck's lines)."""
+    firsts = []
+    for _ in range(count):
+        first = connection.line()
+        firsts.append(first)
+        if first == "OK":
+            for _ in range(int(connection.line())):
+                connection.line()
+    return firsts
+
+
+def test_the_turn_budget_counts_the_cost_of_answers(start_server: StartServer) -> None:
+    """998 GET_DECK on a 1,000-card deck: a few are answered, then the budget is spent."""
+    server = start_server(["alice", "bob"], rules=BIG_DECK, turn_seconds=30.0)
+    alice = server.raw()
+    alice.login("alice", server.secrets["alice"])
+    match_id = my_turn_match(alice)
+    alice.send(f"GET_DECK {match_id}\n" * 998)
+    firsts = read_answers(alice, 998)
+    answered = firsts.count("OK")
+    deck_bytes = len("".join(card.line + "\n" for card in server.call(lambda: deck_of(server))))
+    cost = 1 + (len(f"OK\n{1000}\n") + deck_bytes) // COST_UNIT_BYTES
+    assert cost >= 40  # a 1,000-card deck is not one unit
+    assert answered == -(-1000 // cost)  # answered while the budget was not yet spent
+    assert firsts[answered:] == ["ERR 953 TooManyCommands"] * (998 - answered)
+    alice.close()
+
+
+def deck_of(server: RunningServer) -> list[Card]:
+    arena = server.server.arena
+    assert arena is not None and arena.current is not None
+    return list(arena.current.deck)
+
+
+@pytest.mark.parametrize(
+    ("limit", "counter"),
+    [({"max_unread_bytes": 20_000}, "bytes"), ({"unread_seconds": 0.3}, "seconds")],
+)
+def test_a_client_that_never_reads_is_disconnected_and_freed(
+    start_server: StartServer, limit: dict[str, float], counter: str
+) -> None:
+    """A real socket with a small receive buffer asks for whole decks and never reads: over
+    the byte cap (or the time it may leave 64 KiB unread) it is cut off and its memory freed."""
+    server = start_server(
+        ["alice", "bob"], rules=BIG_DECK, turn_seconds=30.0, command_budget=100_000, **limit
+    )
+    reader = connect_from(server, "127.0.0.1", receive_buffer=4096)
+    reader.login("alice", server.secrets["alice"])
+    match_id = my_turn_match(reader)
+    connection = weakref.ref(server.call(lambda: server.server.sessions["alice"]))
+    reader.sock.settimeout(0.5)
+    with contextlib.suppress(TimeoutError, ConnectionError):
+        for _ in range(100):  # at most ~1 MB of commands; the server stops reading long before
+            reader.sock.sendall(f"GET_DECK {match_id}\n".encode() * 1000)
+    wait_until(lambda: server.call(lambda: server.server.dropped_nonreaders) == 1)
+    wait_until(lambda: server.call(lambda: connection() is None))  # nothing holds it any more
+    assert server.call(lambda: "alice" not in server.server.sessions)
+    bob = server.raw()
+    bob.login("bob", server.secrets["bob"])
+    assert bob.ask("GET_MY_MATCHES", 3)[0] == "OK"
+    reader.close()
+    bob.close()
