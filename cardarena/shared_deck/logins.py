@@ -4,10 +4,12 @@ A wrong secret costs the server one scrypt (tens of milliseconds of CPU and 16 M
 checks are rationed: they run in a dedicated pool of ``threads`` threads (at a lower CPU
 priority than the game where the OS allows it), the checks waiting for a thread are queued per
 client address and served round-robin across addresses (a flood from one address delays
-another address's login by at most one check per flooding address), an address may have at
-most ``per_address`` checks waiting or running, and a name at most one. A check over those
-limits is refused at once, without running scrypt. A check whose client has left before it
-started is dropped without running.
+another address's login by at most one check per flooding address). An address may have at
+most ``per_address`` checks waiting or running (many honest bots often share one address), a
+name at most one per address and CHECKS_PER_NAME in all (a flood aimed at one player takes
+few turns of the pool, and a flood from one address cannot lock that player out). A check over
+those limits is refused at once, without running scrypt. A check whose client has left before
+it started is dropped without running.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .store import dummy_hash, verify_secret
 
+CHECKS_PER_NAME = 4
+"""Checks waiting or running for one name, from all addresses together."""
 LOGIN_NICE = 10
 """Niceness added to the secret-check threads (Linux applies it per thread): a flood of
 logins then takes CPU mostly when the game does not need it."""
@@ -39,6 +43,15 @@ class Check:
         self.address, self.name, self.secret, self.stored = address, name, secret, stored
         self.done = done
         self.started = False
+
+
+def _count(counts: dict[str, int], key: str, change: int) -> None:
+    """Add to a count, forgetting keys that reach zero (the dicts stay as small as the load)."""
+    value = counts.get(key, 0) + change
+    if value:
+        counts[key] = value
+    else:
+        del counts[key]
 
 
 def _lower_priority() -> None:
@@ -66,7 +79,9 @@ class SecretChecker:
         self.queues: dict[str, deque[Check]] = {}
         """Checks waiting for a thread, per address, in round-robin order (dict order)."""
         self.per_address_count: dict[str, int] = {}
-        self.names: set[str] = set()
+        self.per_name_count: dict[str, int] = {}
+        self.names: set[tuple[str, str]] = set()
+        """(name, address) pairs with a check waiting or running."""
         self.running = 0
         self.refused = 0
         """Checks refused over the limits (for diagnostics and tests)."""
@@ -78,12 +93,17 @@ class SecretChecker:
         done: Callable[[bool], None],
     ) -> Check | None:  # fmt: skip
         """Queue a check; None if it is refused (its address or name has too many already)."""
-        if name in self.names or self.per_address_count.get(address, 0) >= self.per_address:
+        if (
+            (name, address) in self.names
+            or self.per_name_count.get(name, 0) >= CHECKS_PER_NAME
+            or self.per_address_count.get(address, 0) >= self.per_address
+        ):
             self.refused += 1
             return None
         check = Check(address, name, secret, stored, done)
-        self.names.add(name)
-        self.per_address_count[address] = self.per_address_count.get(address, 0) + 1
+        self.names.add((name, address))
+        _count(self.per_name_count, name, 1)
+        _count(self.per_address_count, address, 1)
         self.queues.setdefault(address, deque()).append(check)
         self._start_next()
         return check
@@ -107,12 +127,9 @@ class SecretChecker:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
     def _release(self, check: Check) -> None:
-        self.names.discard(check.name)
-        left = self.per_address_count[check.address] - 1
-        if left:
-            self.per_address_count[check.address] = left
-        else:
-            del self.per_address_count[check.address]
+        self.names.discard((check.name, check.address))
+        _count(self.per_name_count, check.name, -1)
+        _count(self.per_address_count, check.address, -1)
 
     def _start_next(self) -> None:
         while self.running < self.threads and self.queues:

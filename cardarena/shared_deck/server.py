@@ -81,8 +81,9 @@ class ServerConfig:
     descriptor limit. Over it the oldest not-logged-in connection is closed, or the new one."""
     login_threads: int = 1
     """Threads checking secrets (scrypt), apart from the default pool."""
-    login_checks_per_address: int = 16
-    """Secret checks waiting or running per client address; one more is refused at once."""
+    login_checks_per_address: int = 128
+    """Secret checks waiting or running per client address; one more is refused at once
+    (per name: one per address and logins.CHECKS_PER_NAME in all)."""
     max_unread_bytes: int = 1 << 20
     """Answers a client leaves unread (in the server's buffer) before it is disconnected."""
     unread_seconds: float = 10.0
@@ -851,9 +852,9 @@ class Connection(asyncio.Protocol):
             self._secret_checked,
         )
         if self.login_check is None:
-            # Too many checks for this address or name: refused like a wrong secret, at once.
+            # Too many checks for this address or name: closed at once, without an answer
+            # (not ERR 940: the secret was not checked, and a client may try again later).
             server.loop.call_soon(self.close)  # after this batch's answers are written
-            return _ERROR_LINES[ErrorCode.AuthenticationFailed]
         return ""
 
     def _secret_checked(self, accepted: bool) -> None:
