@@ -56,6 +56,9 @@ RESERVED_DESCRIPTORS = 32 + 3 * ACCEPT_BACKLOG
 """Descriptors kept free below the limit: the database, its journal, logs and the loop, and
 sockets accepted but not yet counted or closed but not yet released (a few event-loop rounds
 of accepts). The cap is also at most half the limit."""
+REFUSED_PER_TURN = 100
+"""Commands answered ``ERR 953`` in one turn before the server stops reading that client until
+the next turn (its further lines are answered then): a flood cannot keep the loop busy."""
 LOOP_ERROR_REPEAT_SECONDS = 60.0
 """An asyncio error (e.g. accept() out of descriptors) is logged once per this many seconds."""
 
@@ -167,13 +170,14 @@ def connection_cap(configured: int | None, descriptors: int) -> int:
 
 
 class _Budget:
-    """Commands a player has sent during one turn."""
+    """What a player's commands have cost during one turn, and how many were refused."""
 
-    __slots__ = ("turn", "used")
+    __slots__ = ("refused", "turn", "used")
 
     def __init__(self) -> None:
         self.turn = -1
         self.used = 0
+        self.refused = 0
 
 
 class GameServer:
@@ -191,6 +195,8 @@ class GameServer:
         self.sessions: dict[str, Connection] = {}
         self.budgets: dict[str, _Budget] = {}
         self.waiting: list[Connection] = []
+        self.throttled: list[Connection] = []
+        """Connections over REFUSED_PER_TURN, not read from until the next turn."""
         self.connections: set[Connection] = set()
         self.saved_tournaments: list[int] = []
         self.internal_errors = 0
@@ -409,6 +415,9 @@ class GameServer:
                 self.internal_errors += 1
                 log.exception("internal error answering the commands held by WAIT")
                 connection.close()
+        throttled, self.throttled = self.throttled, []
+        for connection in throttled:  # one callback each: the loop serves others in between
+            self.loop.call_soon(connection.resume)
         self._schedule_tick()
         # What survived a turn is long-lived (matches, logs): keep it out of the cyclic
         # collector's scans, which otherwise stall the loop for tens of milliseconds.
@@ -600,7 +609,9 @@ class GameServer:
         if budget.turn != turn:
             budget.turn = turn
             budget.used = 0
+            budget.refused = 0
         if budget.used >= self.config.command_budget:
+            budget.refused += 1
             return _ERROR_LINES[ErrorCode.TooManyCommands]
         try:
             command, args = parse_command(line)
@@ -642,6 +653,8 @@ class Connection(asyncio.Protocol):
         self.login_check: Check | None = None
         self.unread_timer: asyncio.TimerHandle | None = None
         """Runs while 64 KiB or more of answers are unread; disconnects at unread_seconds."""
+        self.continuing = False
+        """True while the rest of a long buffer is scheduled to be answered (in slices)."""
         self.prelogin_used = 0
         """Lines received before login; past ServerConfig.prelogin_lines the client is closed."""
 
@@ -672,6 +685,8 @@ class Connection(asyncio.Protocol):
             assert self.transport is not None
             line = data[:-2] if data.endswith(b"\r\n") else data[:-1]
             self._write(self._answer(line).encode())
+            if self.budget is not None and self.budget.refused >= REFUSED_PER_TURN:
+                self._throttle()
             return
         self.buffer += data
         if not self.held:
@@ -701,6 +716,8 @@ class Connection(asyncio.Protocol):
             del self.server.sessions[self.player]
         with contextlib.suppress(ValueError):
             self.server.waiting.remove(self)
+        with contextlib.suppress(ValueError):
+            self.server.throttled.remove(self)
 
     def pause_writing(self) -> None:
         """The client does not read its answers: stop reading its commands meanwhile, and
@@ -782,6 +799,13 @@ class Connection(asyncio.Protocol):
             if self.writing_paused:  # the client is behind: hold the rest of its lines
                 stalled = True
                 break
+            if start > MAX_BUFFERED_BYTES:  # a long burst: answer the rest in a later callback
+                stalled = True
+                if not self.continuing:
+                    self.continuing = True
+                    assert self.server.loop is not None
+                    self.server.loop.call_soon(self._continue)
+                break
             end = buffer.find(b"\n", start)
             if end < 0:
                 break
@@ -799,6 +823,8 @@ class Connection(asyncio.Protocol):
             )
             answers.append(answer)
             size += len(answer)
+            if self.budget is not None and self.budget.refused >= REFUSED_PER_TURN:
+                self._throttle()  # sets held: the loop ends here
             if size > MAX_BUFFERED_BYTES and self.stage != _CLOSED:
                 self._write("".join(answers).encode())  # may pause writing: seen above
                 answers, size = [], 0
@@ -815,6 +841,17 @@ class Connection(asyncio.Protocol):
             self.close()
         elif self.reading_paused:
             self._update_reading()
+
+    def _continue(self) -> None:
+        self.continuing = False
+        if not self.held:
+            self._process()
+
+    def _throttle(self) -> None:
+        """Refused too often this turn: hold the client's lines until the next turn."""
+        if not self.held and self.stage == _READY:
+            self.held = True
+            self.server.throttled.append(self)
 
     def _answer(self, line: bytes | bytearray) -> str:
         if self.stage == _READY:
@@ -880,7 +917,7 @@ class Connection(asyncio.Protocol):
             self.transport.write(b"OK\n")
 
     def resume(self) -> None:
-        """Answer the commands that arrived during the WAIT."""
+        """A new turn: answer the commands that arrived during the WAIT (or the throttle)."""
         if self.transport is not None and self.stage != _CLOSED:
             self.held = False
             self._process()

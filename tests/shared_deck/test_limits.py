@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from cardarena.shared_deck.rules import Card, RuleSet
-from cardarena.shared_deck.server import COST_UNIT_BYTES, ServerConfig
+from cardarena.shared_deck.server import COST_UNIT_BYTES, REFUSED_PER_TURN, ServerConfig
 from cardarena.shared_deck.store import Store
 from tests.shared_deck.conftest import RawConnection, RunningServer
 
@@ -263,19 +263,21 @@ def read_answers(connection: RawConnection, count: int) -> list[str]:
 
 
 def test_the_turn_budget_counts_the_cost_of_answers(start_server: StartServer) -> None:
-    """998 GET_DECK on a 1,000-card deck: a few are answered, then the budget is spent."""
+    """998 GET_DECK on a 1,000-card deck: a few are answered, then the budget is spent, and
+    after REFUSED_PER_TURN refusals the rest waits for the next turn."""
     server = start_server(["alice", "bob"], rules=BIG_DECK, turn_seconds=30.0)
     alice = server.raw()
     alice.login("alice", server.secrets["alice"])
     match_id = my_turn_match(alice)
     alice.send(f"GET_DECK {match_id}\n" * 998)
-    firsts = read_answers(alice, 998)
-    answered = firsts.count("OK")
     deck_bytes = len("".join(card.line + "\n" for card in server.call(lambda: deck_of(server))))
     cost = 1 + (len(f"OK\n{1000}\n") + deck_bytes) // COST_UNIT_BYTES
     assert cost >= 40  # a 1,000-card deck is not one unit
-    assert answered == -(-1000 // cost)  # answered while the budget was not yet spent
-    assert firsts[answered:] == ["ERR 953 TooManyCommands"] * (998 - answered)
+    answered = -(-1000 // cost)  # answered while the budget was not yet spent
+    firsts = read_answers(alice, answered + REFUSED_PER_TURN)
+    assert firsts == ["OK"] * answered + ["ERR 953 TooManyCommands"] * REFUSED_PER_TURN
+    session = server.call(lambda: server.server.sessions["alice"])
+    assert server.call(lambda: server.server.throttled) == [session]
     alice.close()
 
 
@@ -313,3 +315,34 @@ def test_a_client_that_never_reads_is_disconnected_and_freed(
     assert bob.ask("GET_MY_MATCHES", 3)[0] == "OK"
     reader.close()
     bob.close()
+
+
+def test_a_client_refused_too_often_is_not_read_until_the_next_turn(
+    start_server: StartServer,
+) -> None:
+    server = start_server(["alice", "bob"], command_budget=5, turn_seconds=2.0)
+    alice = server.raw()
+    alice.login("alice", server.secrets["alice"])
+    assert alice.ask("WAIT", 2) == ["OK", "OK"]  # at the start of a turn
+    alice.send("GET_MY_MATCHES\n" * (5 + REFUSED_PER_TURN + 50))
+    assert [alice.line() for _ in range(15)] == ["OK", "2", "1 2"] * 5
+    assert [alice.line() for _ in range(REFUSED_PER_TURN)] == ["ERR 953 TooManyCommands"] * 100
+    # The last 50 lines were held, not refused: the next turn answers them with a new budget.
+    assert [alice.line() for _ in range(15)] == ["OK", "2", "1 2"] * 5
+    assert [alice.line() for _ in range(45)] == ["ERR 953 TooManyCommands"] * 45
+    alice.close()
+
+
+def test_a_long_burst_is_answered_in_slices(start_server: StartServer) -> None:
+    """256 KiB of commands in one go are answered 64 KiB at a time in separate loop callbacks
+    (so one client cannot hold the loop): all of them, in order."""
+    server = start_server(["alice", "bob"], command_budget=100_000, turn_seconds=30.0)
+    alice = server.raw()
+    alice.login("alice", server.secrets["alice"])
+    lines = 256 * 1024 // len("GET_TURN_INFO 1\n")
+    alice.send("GET_TURN_INFO 1\n" * lines)
+    answers = [alice.line() for _ in range(2 * lines)]
+    assert answers[0::2] == ["OK"] * lines
+    assert len(set(answers[1::2])) == 1
+    assert alice.ask("GET_MY_MATCHES", 3) == ["OK", "2", "1 2"]
+    alice.close()
