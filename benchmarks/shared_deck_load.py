@@ -332,7 +332,9 @@ async def _attacker(kind: str, number: int, port: int, secrets: dict[str, str], 
                 _attack_once(kind, number, reader, writer, secrets, counts),
                 max(0.01, deadline - loop.time()),
             )
-        except (OSError, asyncio.IncompleteReadError, TimeoutError):
+        except (OSError, asyncio.IncompleteReadError) as error:
+            counts["closed_by_server" if isinstance(error, ConnectionError) else "errors"] += 1
+        except TimeoutError:
             pass
         finally:
             writer.transport.abort()
@@ -351,11 +353,15 @@ async def _attack_once(kind: str, number: int, reader: asyncio.StreamReader,
         await reader.read()  # until the server closes it (login timeout or connection cap)
         counts["closed_by_server"] += 1
     elif kind == "prelogin":
-        while not reader.at_eof():  # until the server closes it (it may send 8 lines)
-            writer.write(b"GET_MY_MATCHES\n" * 100)
-            await writer.drain()
-            counts["lines_sent"] += 100
-            await asyncio.sleep(0)
+        closed = asyncio.ensure_future(reader.read())  # the server's answers, up to its close
+        try:
+            while not closed.done():
+                writer.write(b"GET_MY_MATCHES\n" * 100)
+                await writer.drain()
+                await asyncio.sleep(0)
+            counts["closed_by_server"] += 1
+        finally:
+            closed.cancel()
     elif kind == "nonreader":
         name = NONREADER_NAMES[number % len(NONREADER_NAMES)]
         writer.transport.get_extra_info("socket").setsockopt(
@@ -366,11 +372,10 @@ async def _attack_once(kind: str, number: int, reader: asyncio.StreamReader,
             return
         if await reader.readline() != b"OK\n":
             return
-        while not reader.at_eof():  # never reads its answers: the server must cut it off
+        while True:  # never reads its answers: the server must cut it off (drain then fails)
             writer.write(b"GET_MY_MATCHES\n" * 1000)
             await writer.drain()
-            counts["lines_sent"] += 1000
-        counts["closed_by_server"] += 1
+            counts["lines_written"] += 1000  # written to the socket, not read by the server
 
 
 def attack(kind: str, port: int, connections: int, rate: float, seconds: float,
@@ -379,7 +384,8 @@ def attack(kind: str, port: int, connections: int, rate: float, seconds: float,
     """In its own process: ``connections`` attackers until ``stop``, at most ``seconds``."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, connections + 256)), hard))
-    keys = "connections failed_connects checked closed_unchecked closed_by_server lines_sent"
+    keys = "connections failed_connects checked closed_unchecked closed_by_server errors"
+    keys += " lines_written"
     counts = dict.fromkeys(keys.split(), 0)
 
     async def run() -> None:
