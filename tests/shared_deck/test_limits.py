@@ -18,10 +18,18 @@ from pathlib import Path
 
 import pytest
 
+from cardarena.shared_deck.logins import CHECKS_PER_NAME, LOGIN_NICE
 from cardarena.shared_deck.rules import Card, RuleSet
-from cardarena.shared_deck.server import COST_UNIT_BYTES, REFUSED_PER_TURN, ServerConfig
+from cardarena.shared_deck.server import (
+    COST_UNIT_BYTES,
+    DEFAULT_MAX_CONNECTIONS,
+    REFUSED_PER_TURN,
+    RESERVED_DESCRIPTORS,
+    ServerConfig,
+)
 from cardarena.shared_deck.store import Store
 from tests.shared_deck.conftest import RawConnection, RunningServer
+from tests.shared_deck.test_docs import section
 
 StartServer = Callable[..., RunningServer]
 CLI = [sys.executable, "-m", "cardarena.shared_deck.cli"]
@@ -346,3 +354,25 @@ def test_a_long_burst_is_answered_in_slices(start_server: StartServer) -> None:
     assert len(set(answers[1::2])) == 1
     assert alice.ask("GET_MY_MATCHES", 3) == ["OK", "2", "1 2"]
     alice.close()
+
+
+def test_the_limits_section_states_the_defaults_of_the_code() -> None:
+    text = section("Limits")
+    config = ServerConfig()
+    for name in (
+        "max_connections", "login_timeout", "prelogin_lines", "login_checks_per_address",
+        "login_threads", "command_budget", "max_unread_bytes", "unread_seconds",
+    ):  # fmt: skip
+        assert f"`ServerConfig.{name}`" in text, name
+    assert f"| {DEFAULT_MAX_CONNECTIONS}, fewer" in text
+    assert f"| {config.login_timeout:.0f} s |" in text
+    assert f"| {config.prelogin_lines} |" in text
+    assert f"| {config.login_checks_per_address} waiting or running |" in text
+    assert f"1 per address, {CHECKS_PER_NAME} in all" in text
+    assert f"| {config.login_threads}, at a lower CPU priority (nice +{LOGIN_NICE}) |" in text
+    assert f"| {config.command_budget} units |" in text
+    assert f"| {REFUSED_PER_TURN} |" in text
+    assert f"1 per {COST_UNIT_BYTES} bytes of its answer" in text
+    assert config.max_unread_bytes == 1 << 20 and "| 1 MiB |" in text
+    assert f"| {config.unread_seconds:.0f} s with 64 KiB or more unread |" in text
+    assert f"at least {RESERVED_DESCRIPTORS} below it" in text
