@@ -48,7 +48,7 @@ MAX_FAILED_TICKS = 10
 
 COST_UNIT_BYTES = 256
 """A command costs one unit of the per-turn budget plus one per this many bytes of its answer
-(``GET_DECK`` on a 1,000-card deck costs about 60): the budget bounds work and output."""
+(``GET_DECK`` on a 1,000-card deck costs 64): the budget bounds work and output."""
 DEFAULT_MAX_CONNECTIONS = 4096
 ACCEPT_BACKLOG = 100
 """The listen backlog, and how many sockets asyncio accepts at once before any is counted."""
@@ -242,16 +242,16 @@ class GameServer:
         """
         self.loop = asyncio.get_running_loop()
         self.max_connections = connection_cap(self.config.max_connections, raise_descriptor_limit())
-        self.loop.set_exception_handler(self._loop_error)
-        self.checker = SecretChecker(
-            self.loop, self.config.login_threads, self.config.login_checks_per_address
-        )
         self._listener = await self.loop.create_server(
             lambda: Connection(self),
             self.config.host,
             self.config.port,
             backlog=ACCEPT_BACKLOG,
             start_serving=False,
+        )
+        self.loop.set_exception_handler(self._loop_error)
+        self.checker = SecretChecker(
+            self.loop, self.config.login_threads, self.config.login_checks_per_address
         )
         try:
             self._lock = ServerLock(self.config.db_path)
@@ -267,6 +267,7 @@ class GameServer:
         except BaseException:
             self._listener.close()
             self.checker.close()
+            self.loop.set_exception_handler(None)
             await self.loop.run_in_executor(self._writer, self._close_writer)
             self._writer.shutdown(wait=True)
             if self.store is not None:
