@@ -10,8 +10,13 @@ object with the keys commands_per_s, latency_p50_ms, latency_p99_ms, tick_jitter
 for context, the CPU shares of bots and server and the server's own tick lateness: on two
 cores the observer's jitter also contains the OS's scheduling delays of the observer).
 
-    python benchmarks/shared_deck_load.py [--bots 100] [--turns 10] [--json]
+    python benchmarks/shared_deck_load.py [--bots 100] [--turns 10] [--watchers 20] [--json]
         [--attack none|wrong-secret|idle|prelogin|nonreader]
+
+``--watchers N`` also starts the server's web dashboard (``--http-port 0``) and, in another
+process, N browser-like clients that load the dashboard page and its files, then read the live
+stream (``/events``) for the whole run; it adds watcher_events_per_s (per watcher) and
+watcher_gap_p99_ms (the longest usual wait between two snapshots) to the report.
 
 With ``--attack NAME`` a separate process attacks the same server from 127.0.0.2 (still
 loopback) while the bots play, bounded in connections and in time (see ATTACKS), and a
@@ -40,9 +45,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from cardarena.shared_deck.client import Client
 from cardarena.shared_deck.protocol import counted_data_lines, fixed_data_lines
@@ -193,13 +199,13 @@ def register(db: Path, names: list[str]) -> dict[str, str]:
 
 
 def start_server(
-    db: Path, args: argparse.Namespace, players: int, log: Path
+    db: Path, args: argparse.Namespace, players: int, log: Path, extra: Sequence[str] = ()
 ) -> tuple[subprocess.Popen, int]:
     server = subprocess.Popen(
         [sys.executable, "-m", "cardarena.shared_deck.cli", "serve", "--host", HOST,
          "--port", "0", "--db", str(db), "--turn-seconds", str(args.turn_seconds),
          "--turns-per-match", str(args.turns_per_match), "--seed", "1",
-         "--start-after-logins", str(players)],
+         "--start-after-logins", str(players), *extra],
         stdout=subprocess.PIPE,
         stderr=log.open("w"),
         text=True,
@@ -485,6 +491,104 @@ def print_attack(report: dict) -> None:
         print(f"attack {report['attack']:<12} {counts or 'nothing happened'}")
 
 
+# ------------------------------------------------------------------ dashboard watchers
+WATCHER_PAGES = ("/", "/static/dashboard.js", "/static/dashboard.css", "/api/leaderboard")
+
+
+def dashboard_url(server: subprocess.Popen) -> str:
+    """The address ``serve --http-port`` prints on the line after the game's."""
+    assert server.stdout is not None
+    line = server.stdout.readline()
+    found = re.fullmatch(r"shared-deck dashboard on (http://\S+)\n", line)
+    if found is None:
+        raise RuntimeError(f"the server did not start its dashboard: {line!r}")
+    return found[1]
+
+
+def _http_get(host: str, port: int, path: str) -> None:
+    """One plain GET, as a browser loading the page does (answers are read and dropped)."""
+    with socket.create_connection((host, port), timeout=30) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        while sock.recv(65536):
+            pass
+
+
+def watch(
+    address: str,
+    count: int,
+    stop: Any,
+    results: multiprocessing.Queue,
+    ready: Any,
+) -> None:
+    """In its own process: ``count`` watchers load the page, then read ``/events`` until
+    ``stop`` is set; reports each watcher's snapshot arrival times and how long it watched."""
+    host, port = address.removeprefix("http://").rstrip("/").rsplit(":", 1)
+    for path in WATCHER_PAGES:
+        _http_get(host, int(port), path)
+    selector = selectors.DefaultSelector()
+    arrivals: list[list[float]] = [[] for _ in range(count)]
+    buffers = [bytearray() for _ in range(count)]
+    for index in range(count):
+        sock = socket.create_connection((host, int(port)), timeout=30)
+        sock.sendall(f"GET /events HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        sock.setblocking(False)
+        selector.register(sock, selectors.EVENT_READ, index)
+    ready.set()
+    started = time.perf_counter()
+    while not stop.is_set():
+        for key, _ in selector.select(0.1):
+            index = key.data
+            data = key.fileobj.recv(1 << 20)  # type: ignore[union-attr]
+            if not data:
+                raise ConnectionError("the dashboard closed a live stream")
+            buffer = buffers[index]
+            buffer += data
+            now = time.perf_counter()
+            while (end := buffer.find(b"\n\n")) >= 0:  # one server-sent event per block
+                if b"data: " in buffer[:end]:
+                    arrivals[index].append(now)
+                del buffer[: end + 2]
+    results.put((arrivals, time.perf_counter() - started))
+
+
+def watcher_report(arrivals: list[list[float]], seconds: float) -> dict:
+    """Snapshots per second per watcher, and the gaps between snapshots a watcher saw."""
+    gaps = [later - earlier for times in arrivals for earlier, later in itertools.pairwise(times)]
+    counts = sorted(len(times) for times in arrivals)
+    return {
+        "watchers": len(arrivals),
+        "watcher_events_per_s": counts[len(counts) // 2] / seconds if counts else 0.0,
+        "watcher_events_min": counts[0] if counts else 0,
+        "watcher_gap_p99_ms": 1000 * percentile(gaps, 0.99),
+    }
+
+
+Watchers = tuple[multiprocessing.Process, Any, multiprocessing.Queue]
+
+
+def start_watchers(server: subprocess.Popen, count: int) -> Watchers | None:
+    """Start the watcher process once the dashboard answers; None without ``--watchers``."""
+    if not count:
+        return None
+    address = dashboard_url(server)
+    stop, ready = multiprocessing.Event(), multiprocessing.Event()
+    results: multiprocessing.Queue = multiprocessing.Queue()
+    process = multiprocessing.Process(target=watch, args=(address, count, stop, results, ready))
+    process.start()
+    if not ready.wait(60):
+        process.kill()
+        raise RuntimeError("the watchers could not connect to the dashboard")
+    return process, stop, results
+
+
+def stop_watchers(watchers: Watchers) -> dict:
+    process, stop, results = watchers
+    stop.set()
+    arrivals, seconds = results.get(timeout=60)
+    process.join(10)
+    return watcher_report(arrivals, seconds)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bots", type=int, default=100)
@@ -509,6 +613,9 @@ def main() -> int:
         default=ATTACK_RATE,
         help="new attacking connections per second after the first wave (0: unpaced)",
     )
+    parser.add_argument(
+        "--watchers", type=int, default=0, help="dashboard watchers reading the live stream"
+    )
     args = parser.parse_args()
     if args.attack_connections is None:
         args.attack_connections = ATTACKS[args.attack]
@@ -516,12 +623,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="shared-deck-bench-") as directory:
         db = Path(directory) / "bench.db"
         names = [f"bot{i:03d}" for i in range(args.bots)] + ["observer"]
-        extra = ["latecomer"] + (NONREADER_NAMES if args.attack == "nonreader" else [])
-        secrets = register(db, names + extra)
+        extra_names = ["latecomer"] + (NONREADER_NAMES if args.attack == "nonreader" else [])
+        secrets = register(db, names + extra_names)
         observer_secret = secrets.pop("observer")
-        extra_secrets = {name: secrets.pop(name) for name in extra}
+        extra_secrets = {name: secrets.pop(name) for name in extra_names}
+        extra_options = ["--http-port", "0"] if args.watchers else []
         server_log = Path(directory) / "server.log"
-        server, port = start_server(db, args, len(names), server_log)
+        server, port = start_server(db, args, len(names), server_log, extra_options)
+        watchers = start_watchers(server, args.watchers)
         attack_report: dict = {}
         results: multiprocessing.Queue = multiprocessing.Queue()
         observer = multiprocessing.Process(
@@ -534,9 +643,13 @@ def main() -> int:
                 report = run_bots(secrets, args, server.pid, start_attack)
                 gaps = results.get(timeout=args.turns * args.turn_seconds + 60)
                 observer.join(10)
+            if watchers is not None:
+                report.update(stop_watchers(watchers))
         finally:
             if observer.is_alive():
                 observer.kill()
+            if watchers is not None and watchers[0].is_alive():
+                watchers[0].kill()
             server.send_signal(signal.SIGINT)
             try:
                 server.wait(30)
@@ -560,6 +673,12 @@ def main() -> int:
         print(f"latency p99         {report['latency_p99_ms']:.2f} ms")
         print(f"tick jitter p99     {report['tick_jitter_p99_ms']:.2f} ms (seen by a client)")
         print(f"tick lateness p99   {report['server_tick_lateness_p99_ms']:.2f} ms (in the server)")
+        if args.watchers:
+            print(
+                f"dashboard watchers  {report['watchers']}: {report['watcher_events_per_s']:.2f}"
+                f" snapshots/s each (fewest {report['watcher_events_min']}),"
+                f" gap p99 {report['watcher_gap_p99_ms']:.0f} ms"
+            )
         print(
             f"CPU: bots {report['bots_cpu_share']:.0%} of a core, server "
             f"{report['server_cpu_share']:.0%} ({report['server_cpu_us_per_command']:.0f} us"

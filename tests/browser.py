@@ -32,9 +32,14 @@ def chromium_path() -> str | None:
     return shutil.which("chromium")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """One headless Chromium for the whole session (pages are cheap, browsers are not)."""
+    """One headless Chromium per test module (pages are cheap, browsers are not).
+
+    Not per session: while Playwright's sync API is open, its event loop counts as running
+    in the main thread, so every later test calling ``asyncio.run`` (the referee, Shared
+    Deck) would fail with "cannot be called from a running event loop".
+    """
     executable = chromium_path()
     if executable is None:
         pytest.skip("no Chromium: install Debian's packages with `apt-get install -y chromium "

@@ -1,5 +1,5 @@
 """The ``locm`` command line: ``play`` (a drop-in for the official referee jar),
-``replay``, ``generate`` and ``demo``."""
+``replay``, ``generate`` and ``demo``; ``view``/``serve`` are in :mod:`.viewer.cli`."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
                 check_command(command)
             except StartError as error:
                 raise UsageError(f"{option}: {error}") from None
-    params = resolve_parameters(args.version, parse_parameter_string(args.d or ""))
+    params = resolve_parameters(args.version, parse_parameter_string(" ".join(args.d or [])))
     if args.logs:
         check_log_path(args.logs)  # fail now, not after the game; creates nothing
     outcome = play_game(
@@ -253,7 +253,13 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
         help=f"player 0: a shell command or builtin:<{builtins}>",
     )
     play.add_argument("-p2", required=True, metavar="CMD", help="player 1: same")
-    play.add_argument("-d", metavar="PARAMS", help='game parameters, "key=value key=value ..."')
+    play.add_argument(
+        "-d",
+        metavar="PARAMS",
+        action="append",
+        help='game parameters, "key=value key=value ..." (may be repeated; a key given twice is '
+        "refused)",
+    )
     play.add_argument("-l", "--logs", metavar="FILE", help="write the GameResult JSON log here")
     play.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     play.add_argument(
@@ -304,8 +310,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=_seed, help="game seed (default: random)")
     demo.set_defaults(run=_cmd_demo)
     from .tournament import add_commands  # tournament, report, bot
+    from .viewer.cli import add_commands as add_viewer_commands  # view, serve
 
     add_commands(commands)
+    add_viewer_commands(commands)
     return parser
 
 

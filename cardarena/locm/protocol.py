@@ -11,7 +11,7 @@ The referee feeds it real processes; the conformance tests feed it recordings.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .cards import ABILITIES_TEXT, Card
@@ -307,6 +307,8 @@ class ProtocolGame:
         self.queue: list[ParsedAction] = []
         self._battle_turns_asked = 0
         self._pending: list[Request] | None = None
+        self.on_action: Callable[[int, Action], None] | None = None
+        """Called after each executed battle action (the replay viewer draws one frame each)."""
         if self.rules.draft:
             pool = self.state.draft_pool_size()
             row = 5 if pool <= 15 else 10 if pool <= 30 else 12 if pool <= 60 else 15
@@ -458,6 +460,8 @@ class ProtocolGame:
             action, _text = self.queue.pop(0)
             self.summaries.append(f"Player ${player} performed action: {action}")
             self.state.execute(action)
+            if self.on_action is not None:
+                self.on_action(player, action)
             self._roll_out()
         self._after_frame()
 

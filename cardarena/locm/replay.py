@@ -16,7 +16,7 @@ from typing import Any
 
 from .cards import ABILITIES_TEXT, CardType
 from .gameresult import answers_from_log
-from .protocol import ProtocolGame
+from .protocol import ProtocolGame, Request
 from .state import Creature, Phase, Player, State
 
 TYPE_NAMES = {
@@ -77,7 +77,7 @@ def _guess_version(log: Mapping[str, Any], params: Mapping[str, str]) -> str:
     return "1.5" if "cardGenSeed" in params else "1.2"
 
 
-def _tokens(line: str) -> str:
+def readable_tokens(line: str) -> str:
     """Summary lines name players by SDK token (``$0``, ``Player $0``): say "player 0"."""
     return re.sub(r"(?:Player )?\$([01])", r"player \1", line)
 
@@ -116,21 +116,72 @@ def _hand(state: State, index: int) -> str:
     return f"  hand {index}: " + (" ".join(cards) or "-")
 
 
+class LogReplay:
+    """A logged game set up to be played again by the engine, answer by answer.
+
+    Both the text replay and the web viewer (:mod:`cardarena.locm.viewer`) walk it, so
+    there is one re-simulation; set ``game.on_action`` to see each battle action.
+    """
+
+    def __init__(
+        self, log: Mapping[str, Any], version: str | None = None, league: int | None = None
+    ) -> None:
+        self.log = log
+        self.version, self.params, self.league = log_setup(log, version, league)
+        try:
+            self.game = ProtocolGame(self.version, self.params, self.league)
+        except ValueError as error:
+            raise ReplayError(str(error)) from None
+        names = (log.get("cardarena") or {}).get("players") or ["player 0", "player 1"]
+        self.names = [str(name) for name in names]
+        self.answers = answers_from_log(log)
+        self.used = [0, 0]
+        """How many answers of each player were given to the engine so far."""
+
+    def steps(self) -> Iterator[tuple[list[Request], list[str | None]]]:
+        """Each round of requests with the logged answers, yielded *before* the engine
+        takes them (the state is the one the bots saw); ``None`` is a missing answer."""
+        game = self.game
+        while requests := game.requests():
+            lines: list[str | None] = []
+            for request in requests:
+                pending, used = self.answers[request.player], self.used[request.player]
+                lines.append(pending[used] if used < len(pending) else None)
+                self.used[request.player] += 1
+            yield requests, lines
+            game.answer(lines)
+
+    def mismatch(self) -> str | None:
+        """After :meth:`steps`: why the log and the re-simulation disagree, or None."""
+        logged = self.log.get("scores") or {}
+        scores = list(self.game.scores or ())
+        if logged and [logged.get("0"), logged.get("1")] != scores:
+            return (
+                f"the log says scores {logged.get('0')} {logged.get('1')}, "
+                f"the engine gives {' '.join(map(str, scores)) or 'no result'}"
+            )
+        for player, answers in enumerate(self.answers):
+            if self.used[player] < len(answers):
+                return (
+                    f"the engine ended the game with {len(answers) - self.used[player]} "
+                    f"answer(s) of player {player} left over"
+                )
+        return None
+
+
 def replay_lines(
     log: Mapping[str, Any], version: str | None = None, league: int | None = None
 ) -> Iterator[str]:
     """The account of a logged game, line by line."""
-    version, params, league = log_setup(log, version, league)
-    try:
-        game = ProtocolGame(version, params, league)
-    except ValueError as error:
-        raise ReplayError(str(error)) from None
-    names = (log.get("cardarena") or {}).get("players") or ["player 0", "player 1"]
-    answers = [list(lines) for lines in answers_from_log(log)]
-    yield f"LOCM {version}: player 0 = {names[0]}, player 1 = {names[1]}"
-    yield "parameters: " + " ".join(f"{key}={value}" for key, value in params.items())
+    replay = LogReplay(log, version, league)
+    game, names = replay.game, replay.names
+    yield f"LOCM {replay.version}: player 0 = {names[0]}, player 1 = {names[1]}"
+    yield "parameters: " + " ".join(f"{key}={value}" for key, value in replay.params.items())
     state = game.state
-    while requests := game.requests():
+    seen = 0
+    for requests, lines in replay.steps():
+        for line in game.summaries[seen:]:
+            yield "  " + readable_tokens(line)
         seen = len(game.summaries)
         if state.phase == Phase.BATTLE:
             active = requests[0].player
@@ -141,15 +192,9 @@ def replay_lines(
             yield _hand(state, active)
             for index in (active, 1 - active):
                 yield _board(state, index)
-        lines: list[str | None] = []
-        for request in requests:
-            pending = answers[request.player]
-            lines.append(pending.pop(0) if pending else None)
-        if state.phase == Phase.BATTLE:
             yield f"  says: {lines[0]!r}" if lines[0] is not None else "  says nothing (timeout)"
-        game.answer(lines)
-        for line in game.summaries[seen:]:
-            yield "  " + _tokens(line)
+    for line in game.summaries[seen:]:
+        yield "  " + readable_tokens(line)
     yield ""
     yield _result(game, log)
 

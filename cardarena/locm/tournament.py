@@ -500,6 +500,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if out is None and not args.json:
         out = default_report_dir(args.db)
     print_report(args.db, as_json=args.json, out_dir=out, must_write=args.out is not None)
+    if args.html:
+        from .viewer.report_html import write_html_report
+
+        written = write_html_report(args.db, args.html)
+        print(f"HTML report: {written[0]} ({len(written) - 1} game pages)", file=sys.stderr)
     return 0
 
 
@@ -571,4 +576,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     report.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file (default {DEFAULT_DB})")
     report.add_argument("--json", action="store_true", help="print one JSON object")
     report.add_argument("--out", help="write CSV/JSON/PNG here (default: <db>-report)")
+    report.add_argument(
+        "--html", metavar="DIR",
+        help="also write the report as DIR/index.html, each game linked to its replay viewer "
+        "page (DIR/games/N.html); see docs/viewer.md",
+    )  # fmt: skip
     report.set_defaults(run=_cmd_report)

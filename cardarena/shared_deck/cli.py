@@ -144,6 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--tournaments", type=_int_in(1), help="stop (exit 0) after this many stored tournaments"
     )
     serve.add_argument(
+        "--http-port",
+        type=_port,
+        help="also serve the read-only web dashboard on this port (0: any free port)",
+    )
+    serve.add_argument("--http-host", help="where the dashboard listens (default: --host)")
+    serve.add_argument(
         "--write-attempts",
         type=_int_in(1),
         default=ServerConfig.write_attempts,
@@ -371,6 +377,8 @@ def _serve(args: argparse.Namespace) -> int:
             login_checks_per_address=args.login_checks_per_address,
             max_unread_bytes=args.max_unread_bytes,
             unread_seconds=args.unread_timeout,
+            http_port=args.http_port,
+            http_host=args.http_host,
         )
     except ValueError as error:
         print(f"shared-deck serve: {error}", file=sys.stderr)
@@ -398,6 +406,10 @@ async def _serve_until_done(config: ServerConfig) -> str | None:
     for signum in (signal.SIGINT, signal.SIGTERM):  # before the line that says it is ready
         loop.add_signal_handler(signum, stop.set)
     print(f"shared-deck listening on {host}:{port}", flush=True)
+    if server.dashboard is not None:
+        web_host, web_port = server.dashboard.address
+        web_host = f"[{web_host}]" if ":" in web_host else web_host
+        print(f"shared-deck dashboard on http://{web_host}:{web_port}/", flush=True)
     waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(server.done.wait())]
     try:
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)

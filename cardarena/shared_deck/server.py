@@ -22,6 +22,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .deck import generate_deck
 from .errors import ErrorCode, GameError
@@ -30,6 +31,9 @@ from .protocol import ARGUMENT_COUNTS, MAX_LINE_BYTES, execute, parse_command
 from .rules import MAX_CARD_ID, RuleSet
 from .store import ServerLock, Store
 from .tournament import Arena, DeckFactory, Tournament
+
+if TYPE_CHECKING:
+    from .dashboard import Dashboard
 
 log = logging.getLogger("cardarena.shared_deck.server")
 
@@ -109,6 +113,10 @@ class ServerConfig:
     """Tries of a database write before the server gives up and stops."""
     write_retry_seconds: float = 0.1
     """First pause between tries; it doubles each time (0.1 s: 3.1 s over six tries)."""
+    http_port: int | None = None
+    """Serve the read-only web dashboard on this port (``serve --http-port``; None: off)."""
+    http_host: str | None = None
+    """Where the dashboard listens; None: the game's ``host``."""
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.turn_seconds) or self.turn_seconds < MIN_TURN_SECONDS:
@@ -117,6 +125,8 @@ class ServerConfig:
             raise ValueError("login_timeout must be a positive number of seconds")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be in 0..65535, got {self.port}")
+        if self.http_port is not None and not 0 <= self.http_port <= 65535:
+            raise ValueError(f"http_port must be in 0..65535, got {self.http_port}")
         if self.command_budget < 1:
             raise ValueError("command_budget must be at least 1")
         if self.min_players < 0:
@@ -232,6 +242,8 @@ class GameServer:
         self.checker: SecretChecker | None = None
         self._loop_errors: dict[str, tuple[float, int]] = {}
         self._cap_reported = -math.inf
+        self.dashboard: Dashboard | None = None
+        """The web dashboard, when ``http_port`` is set (see :mod:`.dashboard`)."""
 
     # -------------------------------------------------------------- lifecycle
     async def start(self) -> tuple[str, int]:
@@ -254,6 +266,11 @@ class GameServer:
             self.loop, self.config.login_threads, self.config.login_checks_per_address
         )
         try:
+            if self.config.http_port is not None:  # aiohttp is imported only for it
+                from .dashboard import Dashboard
+
+                self.dashboard = Dashboard(self)
+                await self.dashboard.start()  # a taken port fails before any file is touched
             self._lock = ServerLock(self.config.db_path)
             self.store = Store(self.config.db_path, create=self.config.create)
             self._writer_store = await self.loop.run_in_executor(
@@ -268,6 +285,8 @@ class GameServer:
             self._listener.close()
             self.checker.close()
             self.loop.set_exception_handler(None)
+            if self.dashboard is not None:
+                await self.dashboard.stop()
             await self.loop.run_in_executor(self._writer, self._close_writer)
             self._writer.shutdown(wait=True)
             if self.store is not None:
@@ -298,6 +317,8 @@ class GameServer:
                 1000 * lateness[min(len(lateness) - 1, int(0.99 * len(lateness)))],
                 1000 * lateness[-1],
             )
+        if self.dashboard is not None:
+            await self.dashboard.stop()
         if self._tick_handle is not None:
             self._tick_handle.cancel()
         if self._listener is not None:
@@ -375,6 +396,21 @@ class GameServer:
         self.connections.discard(connection)
         return False
 
+    @property
+    def storing(self) -> bool:
+        """A tournament has ended and is being scored and stored (the next one waits)."""
+        return self._pending is not None
+
+    def seconds_to_next_tick(self) -> float | None:
+        """How long until the clock ticks again; None once it has stopped."""
+        if self._tick_handle is None or self.loop is None:
+            return None
+        now = self.loop.time()
+        due = self._clock_origin + self._ticks * self.config.turn_seconds
+        if due <= now:  # asked during a tick, before the next one is scheduled
+            due += self.config.turn_seconds
+        return max(0.0, due - now)
+
     def _halt(self, reason: str) -> None:
         """Fail loudly: stop the clock (so no tournament starts) and tell the owner to stop."""
         if self.failure is None:
@@ -407,6 +443,8 @@ class GameServer:
             self._failed_in_a_row = 0
         except Exception as error:
             self._tick_failed(error)
+        if self.dashboard is not None:  # the state at the tick, before the new turn's commands
+            self.dashboard.tick()
         for connection in waiting:
             connection.announce_turn()
         for connection in waiting:

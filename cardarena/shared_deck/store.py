@@ -494,6 +494,60 @@ class Store:
         rules = RuleSet(**json.loads(rules_json))
         return StoredMatch(number, seed, rules, deck_from_text(deck_text), result)
 
+    # ------------------------------------------------------ browsing (dashboard)
+    def tournament_summaries(self) -> list[TournamentSummary]:
+        """Every finished tournament, newest first, with its size and its best player."""
+        rows = self.connection.execute(
+            "SELECT t.number, t.seed, t.started_at, t.finished_at,"
+            " (SELECT COUNT(*) FROM matches m WHERE m.tournament = t.number),"
+            " (SELECT COUNT(*) FROM tournament_points s WHERE s.tournament = t.number),"
+            " (SELECT p.name FROM tournament_points s JOIN players p ON p.id = s.player"
+            "  WHERE s.tournament = t.number ORDER BY s.points DESC, p.name LIMIT 1)"
+            " FROM tournaments t WHERE t.status = 'finished' ORDER BY t.number DESC"
+        )
+        return [TournamentSummary(*row) for row in rows]
+
+    def points_by_tournament(self, player: str | None = None) -> dict[int, dict[str, float]]:
+        """Points of every player (or one) in every finished tournament: {number: {name: pts}}."""
+        query = (
+            "SELECT s.tournament, p.name, s.points FROM tournament_points s"
+            " JOIN players p ON p.id = s.player"
+        )
+        rows = (
+            self.connection.execute(query + " WHERE p.name = ?", (player,))
+            if player is not None
+            else self.connection.execute(query)
+        )
+        table: dict[int, dict[str, float]] = {}
+        for number, name, points in rows:
+            table.setdefault(number, {})[name] = points
+        return table
+
+    def player_matches(self, player: str, limit: int) -> list[tuple[int, MatchResult]]:
+        """A player's last ``limit`` stored matches, newest first, with their tournament."""
+        rows = self.connection.execute(
+            "SELECT m.tournament, m.id, a.name, b.name, m.first_hp, m.second_hp, m.first_score,"
+            " m.second_score, m.turns_played, '' FROM matches m"
+            " JOIN players a ON a.id = m.first_player"
+            " JOIN players b ON b.id = m.second_player"
+            " WHERE a.name = ? OR b.name = ? ORDER BY m.id DESC LIMIT ?",
+            (player, player, limit),
+        )
+        return [(row[0], MatchResult(*row[1:])) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentSummary:
+    """One line of the list of finished tournaments."""
+
+    number: int
+    seed: int
+    started_at: str
+    finished_at: str | None
+    matches: int
+    players: int
+    best: str | None
+
 
 @dataclass(frozen=True, slots=True)
 class StoredMatch:

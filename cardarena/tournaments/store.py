@@ -380,6 +380,27 @@ class TournamentStore:
         row = self.db.execute("SELECT log FROM games WHERE key = ?", (key,)).fetchone()
         return None if row is None or row[0] is None else decompress_log(row[0])
 
+    def game_numbers(self) -> dict[str, int]:
+        """Each stored game's number (its row id, in the order games finished): what
+        ``locm view --game N`` and the HTML report call it. Stored rows are never rewritten,
+        so a number stays valid (a game played again after ``--retry-errors`` gets a new one;
+        only a manual VACUUM could renumber them)."""
+        return {key: rowid for rowid, key in self.db.execute("SELECT rowid, key FROM games")}
+
+    def change_mark(self) -> tuple[int, int]:
+        """(games stored, highest game number): changes whenever a game is added or replaced,
+        and costs one index lookup (live pages poll it)."""
+        query = "SELECT COUNT(*), COALESCE(MAX(rowid), 0) FROM games"
+        count, last = self.db.execute(query).fetchone()
+        return int(count), int(last)
+
+    def log_by_number(self, number: int) -> tuple[str, dict[str, Any] | None] | None:
+        """(key, log) of game ``number``, None if there is no such game."""
+        row = self.db.execute("SELECT key, log FROM games WHERE rowid = ?", (number,)).fetchone()
+        if row is None:
+            return None
+        return row[0], None if row[1] is None else decompress_log(row[1])
+
     def discard(
         self, error_kinds: Sequence[str], *, timeouts_above_load: float | None = None
     ) -> int:

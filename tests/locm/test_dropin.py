@@ -97,6 +97,19 @@ def test_unknown_keys_are_kept_and_replay_the_same_game() -> None:
     assert again.stdout == first.stdout
 
 
+def test_a_key_repeated_across_d_options_is_a_usage_error() -> None:
+    # `-d seed=1 -d seed=2` once kept the last value silently: a different game than meant.
+    result = locm("play", "-p1", "builtin:random", "-p2", "builtin:random",
+                  "-d", "seed=1", "-d", "seed=2")  # fmt: skip
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "'seed' given twice" in result.stderr
+    split = locm("play", "-p1", "builtin:random", "-p2", "builtin:random",
+                 "-d", "seed=1", "-d", "draftChoicesSeed=4")  # fmt: skip
+    joined = locm("play", "-p1", "builtin:random", "-p2", "builtin:random",
+                  "-d", "seed=1 draftChoicesSeed=4")  # fmt: skip
+    assert split.returncode == 0 and split.stdout == joined.stdout
+
+
 def test_predefined_constructed_ids_play_a_1_5_game(tmp_path: Path) -> None:
     ids = ",".join(str(i) for i in reversed(range(120)))
     log = tmp_path / "game.json"

@@ -13,6 +13,7 @@ building included), where MODE happens:
   long        answer a line of 20,000 bytes
   noterm      ignore SIGTERM (and start a child that ignores it too), then sleep forever
   cr          end every answer with "\r\n" split over two writes (line-end quirks)
+  chatty      never misbehave, but write "answer N" to stderr before each answer
 
 TAG is ignored: tests put a unique word there to find their processes.
 """
@@ -68,6 +69,8 @@ def main():
     turn = 0
     while (block := read_turn(stdin)) is not None:
         line = answer(*block)
+        if mode == "chatty":
+            print(f"answer {turn}", file=sys.stderr, flush=True)
         if turn == at:
             if mode == "sleep":
                 time.sleep(120)

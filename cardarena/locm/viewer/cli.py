@@ -1,0 +1,126 @@
+"""``locm view`` (one game's viewer page) and ``locm serve`` (a tournament, live)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import sys
+import webbrowser
+from pathlib import Path
+from typing import Any
+
+from ...tournaments.store import StoreError, TournamentStore
+from ..replay import ReplayError, load_log
+from ..rules import VERSIONS
+
+
+class ViewError(ValueError):
+    """Bad input to ``locm view``/``locm serve``: one line, exit status 2."""
+
+
+def stored_log(db: str, number: int) -> tuple[str, dict[str, Any]]:
+    """(key, log) of game ``number`` of a tournament database, read-only."""
+    try:
+        with TournamentStore(db, lock=False, create=False, read_only=True) as store:
+            found = store.log_by_number(number)
+            count = store.count()
+    except sqlite3.Error as error:
+        raise StoreError(f"{db} cannot be read: {error}") from None
+    if found is None:
+        raise ViewError(f"{db} has no game {number} (it holds {count} games; `locm report "
+                        f"--html DIR` lists them with their numbers)")  # fmt: skip
+    key, log = found
+    if log is None:
+        raise ViewError(f"game {number} of {db} has no stored log (the referee failed)")
+    return key, log
+
+
+def write_page(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise ViewError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from .page import viewer_html
+
+    if (args.log is None) == (args.db is None):
+        raise ViewError("give either a LOG.json or --db DB --game N (see locm view --help)")
+    if args.db is not None:
+        if args.game is None:
+            raise ViewError("--db needs --game N (the game numbers are in `locm report --html`)")
+        _key, log = stored_log(args.db, args.game)
+        out = args.out or f"{os.path.splitext(args.db)[0]}-game-{args.game}.html"
+    else:
+        if args.game is not None:
+            raise ViewError("--game goes with --db")
+        log = load_log(args.log)
+        out = args.out or f"{os.path.splitext(args.log)[0]}.html"
+    try:
+        page = viewer_html(log, version=args.version, league=args.league)
+    except ReplayError as error:
+        source = args.log or f"game {args.game} of {args.db}"
+        raise ViewError(f"{source}: {error}") from None
+    write_page(out, page)
+    print(out)
+    if args.open and not webbrowser.open(Path(out).resolve().as_uri()):
+        print(f"locm: warning: no web browser found; open {out} yourself", file=sys.stderr)
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .serve import serve
+
+    return serve(args.db, args.host, args.port)
+
+
+def _number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}")
+    return value
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``view`` and ``serve`` to the ``locm`` command line."""
+    view = commands.add_parser(
+        "view",
+        help="write a game's replay viewer: one self-contained HTML page (docs/viewer.md)",
+        description="Re-simulate a logged game with the engine and write it as one HTML page "
+        "that works offline: deck building, every action, both bots' stderr.",
+    )
+    view.add_argument("log", nargs="?", help="a GameResult JSON log (locm play -l, or the jar)")
+    view.add_argument("--db", help="a tournament database (with --game N)")
+    view.add_argument("--game", type=_number, metavar="N", help="the game's number in --db")
+    view.add_argument("-o", "--out", metavar="OUT.html",
+                      help="default: the log's name with .html (or DB-game-N.html)")  # fmt: skip
+    view.add_argument("--open", action="store_true", help="open the page in the web browser")
+    view.add_argument("--version", choices=VERSIONS, help="override the log's version")
+    view.add_argument("--league", type=_number, help="override the log's 1.0 league")
+    view.set_defaults(run=_cmd_view)
+    serve = commands.add_parser(
+        "serve",
+        help="serve a tournament's report and game viewers over HTTP, live (read-only)",
+        description="Serve the HTML report of a tournament database and a viewer page per "
+        "game; the pages follow a running tournament. The database is only read.",
+    )
+    serve.add_argument("--db", default="tournament.db", help="SQLite file (default tournament.db)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
+                       "127.0.0.1; 0.0.0.0 for every interface)")  # fmt: skip
+    serve.add_argument("--port", type=_port, default=8000, help="default 8000 (0: any free port)")
+    serve.set_defaults(run=_cmd_serve)

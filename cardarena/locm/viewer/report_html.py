@@ -1,0 +1,270 @@
+"""The tournament report as HTML: ``locm report --html DIR`` and the pages of ``locm serve``.
+
+One page (``index.html``) holds the same numbers as the text report — ratings, win
+matrix with 95% intervals, turn times, errors, the two PNG pictures — and the list
+of games, each linked to its viewer page (``games/N.html``, N being the game's
+number in the database), built from the compressed log stored with the game.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+from importlib.resources import files
+
+from ...tournaments.report import OVERLOAD, Report, build_report, wilson_interval
+from ...tournaments.store import GameRecord, StoreError, TournamentStore
+from ..replay import ReplayError
+from .page import viewer_html
+
+PICTURES = ("matrix.png", "ratings.png")
+
+
+@cache
+def _css() -> str:
+    return files(__package__).joinpath("report.css").read_text(encoding="utf-8")
+
+
+@dataclass
+class Snapshot:
+    """What a report page needs from the database, read in one go."""
+
+    report: Report
+    records: list[GameRecord]
+    numbers: dict[str, int]
+    settings: dict[str, str]
+
+    @property
+    def version_key(self) -> tuple[int, int]:
+        """Changes whenever a game is added or replaced: (count, last game number)."""
+        return len(self.records), max(self.numbers.values(), default=0)
+
+
+def read_snapshot(db: str) -> Snapshot:
+    """Everything the report page shows, from a read-only database."""
+    try:
+        with TournamentStore(db, lock=False, create=False, read_only=True) as store:
+            records = store.records()
+            bots = list(store.bots())
+            settings = store.meta()
+            numbers = store.game_numbers()
+    except sqlite3.Error as error:
+        raise StoreError(f"{db} cannot be read: {error}") from None
+    return Snapshot(build_report(bots, records, settings), records, numbers, settings)
+
+
+def read_change_mark(db: str) -> tuple[int, int]:
+    """The database's :meth:`~TournamentStore.change_mark`, read-only."""
+    try:
+        with TournamentStore(db, lock=False, create=False, read_only=True) as store:
+            return store.change_mark()
+    except sqlite3.Error as error:
+        raise StoreError(f"{db} cannot be read: {error}") from None
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def _heat(rate: float | None) -> str:
+    """A red-to-green background for a win rate (like the PNG heatmap)."""
+    if rate is None:
+        return ""
+    red, green = int(200 * (1 - rate)) + 40, int(170 * rate) + 50
+    return f' style="background: rgb({red}, {green}, 70)"'
+
+
+def _bots_table(report: Report) -> str:
+    rows = []
+    for rank, bot in enumerate(report.bots, 1):
+        low, high = wilson_interval(bot.wins + bot.draws / 2, bot.games)
+        rows.append(
+            f'<tr data-bot="{html.escape(bot.name)}"><td>{rank}</td>'
+            f"<td class=name>{html.escape(bot.name)}</td><td>{bot.games}</td>"
+            f"<td>{bot.wins}</td><td>{bot.losses}</td><td>{bot.draws}</td>"
+            f"<td>{_pct(bot.rate)} <small>[{low:.0%}, {high:.0%}]</small></td>"
+            f"<td>{bot.rating:.2f} <small>[{bot.rating_low:.2f}, {bot.rating_high:.2f}]</small>"
+            f"</td><td>{bot.mean_turn_ms:.1f}</td><td>{bot.max_turn_ms:.1f}</td>"
+            f"<td>{bot.timeouts}</td><td>{bot.overloaded_timeouts}</td><td>{bot.crashes}</td>"
+            f"<td>{bot.invalid_outputs}</td></tr>"
+        )
+    return (
+        '<table id="bots"><thead><tr><th>#</th><th>bot</th><th>games</th><th>wins</th>'
+        "<th>losses</th><th>draws</th><th>win rate [95% CI]</th><th>rating [95% CI]</th>"
+        "<th>mean turn ms</th><th>max turn ms</th><th>timeouts</th>"
+        f'<th title="timeouts while the load per core was above {OVERLOAD:g}">of which '
+        "overloaded</th><th>crashes</th><th>invalid</th></tr></thead><tbody>"
+        + "".join(rows) + "</tbody></table>"
+    )  # fmt: skip
+
+
+def _matrix_table(report: Report) -> str:
+    names = [b.name for b in report.bots]
+    head = "".join(f"<th>{html.escape(n)}</th>" for n in names)
+    rows = []
+    for a in names:
+        cells = []
+        for b in names:
+            stats = report.matrix.get(a, {}).get(b)
+            if a == b or stats is None or not stats.games:
+                cells.append("<td class=none>–</td>")
+                continue
+            low, high = stats.interval
+            cells.append(
+                f"<td{_heat(stats.rate)}><b>{_pct(stats.rate)}</b><br>"
+                f"<small>[{low:.0%}, {high:.0%}] n={stats.games}</small></td>"
+            )
+        rows.append(f"<tr><th>{html.escape(a)}</th>{''.join(cells)}</tr>")
+    return (
+        '<table id="matrix"><caption>win rate of the row against the column, both seats '
+        f"[95% Wilson interval]</caption><thead><tr><th></th>{head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _games_table(records: Sequence[GameRecord], numbers: Mapping[str, int]) -> str:
+    rows = []
+    ordered = sorted(records, key=lambda r: -numbers.get(r.key, 0))  # newest first
+    for record in ordered:
+        number = numbers.get(record.key, 0)
+        seats = (record.first, record.second)
+        if record.winner is None:
+            outcome = record.result
+        else:
+            outcome = f"{html.escape(seats[record.winner])} wins"
+        link = f'<a href="games/{number}.html">game {number}</a>'
+        if record.result == "error":
+            link = f"game {number}"  # the referee failed: there is no log to show
+        error = ""
+        if record.error_kind:
+            who = "" if record.error_seat is None else html.escape(seats[record.error_seat]) + " "
+            error = f"{who}{record.error_kind}"
+        rows.append(
+            f'<tr data-game="{number}"><td>{link}</td><td>{html.escape(record.first)}</td>'
+            f"<td>{html.escape(record.second)}</td><td>{record.round + 1}</td>"
+            f"<td>{outcome}</td><td>{html.escape(record.end_reason.lower())}</td>"
+            f"<td>{record.turns}</td><td>{html.escape(error)}</td>"
+            f"<td><code>{html.escape(record.replay)}</code></td></tr>"
+        )
+    return (
+        '<table id="games"><thead><tr><th>game</th><th>player 0</th><th>player 1</th>'
+        "<th>round</th><th>result</th><th>end</th><th>turns</th><th>error</th>"
+        "<th>replay with</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+    )
+
+
+LIVE_SCRIPT = """<script>
+"use strict";
+(function () {
+  const shown = document.body.dataset.version;
+  async function poll() {
+    try {
+      const answer = await fetch("status.json", {cache: "no-store"});
+      const status = await answer.json();
+      document.getElementById("live-status").textContent =
+        "live · " + status.stored + " games stored · checked " + new Date().toLocaleTimeString();
+      if (status.version !== shown) { location.reload(); return; }
+    } catch (e) {
+      document.getElementById("live-status").textContent = "live · server unreachable, retrying";
+    }
+    setTimeout(poll, 2000);
+  }
+  setTimeout(poll, 2000);
+})();
+</script>"""
+
+
+def report_page(snapshot: Snapshot, *, live: bool = False, pictures: bool = True) -> str:
+    """The report as one HTML page (``live``: it reloads itself when games are added)."""
+    report, settings = snapshot.report, snapshot.settings
+    version = settings.get("version", "?")
+    facts = ", ".join(f"{key}={html.escape(value)}" for key, value in sorted(settings.items())
+                      if key != "schema")  # fmt: skip
+    errors = ""
+    if report.referee_errors:
+        errors = f" ({report.referee_errors} referee errors, not counted)"
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    status = '<span id="live-status">live</span>' if live else f"written {now}"
+    images = ""
+    if pictures and report.games:
+        images = (
+            '<section class="pictures">'
+            + "".join(f'<img src="{name}" alt="{name[:-4]}">' for name in PICTURES)
+            + "</section>"
+        )
+    key = "-".join(map(str, snapshot.version_key))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>LOCM {html.escape(version)} tournament</title>
+<style>{_css()}</style></head>
+<body data-version="{key}" data-games="{report.games}">
+<header><h1>LOCM {html.escape(version)} tournament</h1>
+<p><b id="game-count">{report.games}</b> games{errors} · {status}</p>
+<p class="muted">{facts}</p></header>
+<h2>Ratings</h2>{_bots_table(report)}
+<p class="muted">Ratings: OpenSkill Bradley-Terry, interval mu ± 1.96 sigma. A game without a
+winner counts half a win for each side; referee failures are left out.</p>
+<h2>Win matrix</h2>{_matrix_table(report)}
+{images}
+<h2>Games</h2>
+<p class="muted">Newest first. Each game opens in the replay viewer.</p>
+{_games_table(snapshot.records, snapshot.numbers)}
+{LIVE_SCRIPT if live else ""}
+</body></html>
+"""
+
+
+def game_page(db: str, number: int) -> str:
+    """The viewer page of game ``number``, with a link back to the report."""
+    from .cli import stored_log
+
+    _key, log = stored_log(db, number)
+    return viewer_html(log, backlink=("../index.html", "← tournament report"))
+
+
+def write_html_report(db: str, directory: str) -> list[str]:
+    """Write index.html, the pictures and every game's viewer page under ``directory``;
+    return what was written. Games whose log does not replay are listed, unlinked."""
+    snapshot = read_snapshot(db)
+    games_dir = os.path.join(directory, "games")
+    try:
+        os.makedirs(games_dir, exist_ok=True)
+        written = []
+        pictures = False
+        if snapshot.report.games:
+            try:
+                snapshot.report.write_pictures(directory)
+                pictures = True
+            except ImportError:
+                pass
+        refused: list[str] = []
+        with TournamentStore(db, lock=False, create=False, read_only=True) as store:
+            for record in snapshot.records:
+                number = snapshot.numbers[record.key]
+                found = store.log_by_number(number)
+                if found is None or found[1] is None:
+                    continue
+                try:
+                    page = viewer_html(found[1], backlink=("../index.html", "← tournament report"))
+                except ReplayError:
+                    refused.append(str(number))
+                    continue
+                path = os.path.join(games_dir, f"{number}.html")
+                with open(path, "w", encoding="utf-8") as out:
+                    out.write(page)
+                written.append(path)
+        index = os.path.join(directory, "index.html")
+        with open(index, "w", encoding="utf-8") as out:
+            out.write(report_page(snapshot, pictures=pictures))
+    except OSError as error:
+        raise StoreError(f"cannot write the HTML report in {directory}: {error.strerror}") from None
+    if refused:
+        raise StoreError(f"games {', '.join(refused)} of {db} do not replay: their pages "
+                         "were not written")  # fmt: skip
+    return [index, *written]
