@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from cardarena.shared_deck.client import AuthenticationError, Client, ProtocolViolation
 from cardarena.shared_deck.logins import CHECKS_PER_NAME, LOGIN_NICE
 from cardarena.shared_deck.rules import Card, RuleSet
 from cardarena.shared_deck.server import (
@@ -376,3 +378,30 @@ def test_the_limits_section_states_the_defaults_of_the_code() -> None:
     assert config.max_unread_bytes == 1 << 20 and "| 1 MiB |" in text
     assert f"| {config.unread_seconds:.0f} s with 64 KiB or more unread |" in text
     assert f"at least {RESERVED_DESCRIPTORS} below it" in text
+
+
+def test_the_client_takes_a_login_closed_unanswered_for_a_lost_connection() -> None:
+    """What the server does to a login over the limits (LOGIN, PASSWORD, then close): the
+    client library raises a connection error, which its reconnection retries, not
+    AuthenticationError, which makes bots give up."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def busy_server() -> None:
+        connection, _ = listener.accept()
+        with connection, connection.makefile("rb") as reader:
+            connection.sendall(b"LOGIN\n")
+            reader.readline()
+            connection.sendall(b"PASSWORD\n")
+            reader.readline()
+
+    thread = threading.Thread(target=busy_server)
+    thread.start()
+    try:
+        with pytest.raises(ProtocolViolation) as raised:
+            Client.connect("127.0.0.1", port, "alice", "secret", timeout=10)
+        assert not isinstance(raised.value, AuthenticationError)
+        assert isinstance(raised.value, OSError)  # in the reconnection's retried errors
+    finally:
+        thread.join(10)
+        listener.close()
