@@ -57,7 +57,10 @@ def _count(counts: dict[str, int], key: str, change: int) -> None:
 def _lower_priority() -> None:
     """Thread initializer: be nicer than the event loop (ignored where not supported)."""
     with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOGIN_NICE)
+        thread = threading.get_native_id()
+        os.setpriority(
+            os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + LOGIN_NICE
+        )
 
 
 def _verify(secret: str, stored: str | None) -> bool:
