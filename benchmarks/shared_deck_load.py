@@ -11,11 +11,16 @@ for context, the CPU shares of bots and server and the server's own tick latenes
 cores the observer's jitter also contains the OS's scheduling delays of the observer).
 
     python benchmarks/shared_deck_load.py [--bots 100] [--turns 10] [--watchers 20] [--json]
+        [--attack none|wrong-secret|idle|prelogin|nonreader]
 
 ``--watchers N`` also starts the server's web dashboard (``--http-port 0``) and, in another
 process, N browser-like clients that load the dashboard page and its files, then read the live
 stream (``/events``) for the whole run; it adds watcher_events_per_s (per watcher) and
 watcher_gap_p99_ms (the longest usual wait between two snapshots) to the report.
+
+With ``--attack NAME`` a separate process attacks the same server from 127.0.0.2 (still
+loopback) while the bots play, bounded in connections and in time (see ATTACKS), and a
+``latecomer`` player logs in afresh every turn: its login times are reported too.
 
 The bots are asyncio Protocols rather than the library's stream client, so that the load
 generator spends as little of the shared CPU as possible; it frames answers with the same
@@ -25,6 +30,7 @@ protocol functions as the library.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import itertools
 import json
@@ -39,7 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -221,7 +227,12 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_bots(secrets: dict[str, str], args: argparse.Namespace, server_pid: int) -> dict:
+def run_bots(
+    secrets: dict[str, str],
+    args: argparse.Namespace,
+    server_pid: int,
+    before_measuring: Callable[[], None] | None = None,
+) -> dict:
     """Drive every bot from one selector loop: less overhead per answer than asyncio."""
     selector = selectors.DefaultSelector()
     bots = [LoadBot(name, secret) for name, secret in secrets.items()]
@@ -242,6 +253,8 @@ def run_bots(secrets: dict[str, str], args: argparse.Namespace, server_pid: int)
             if not bot.in_flight:
                 bot.send("GET_MY_MATCHES")
         pump(args.turn_seconds / 5)
+    if before_measuring is not None:
+        before_measuring()
     cpu_before = resource.getrusage(resource.RUSAGE_SELF)
     server_cpu_before = process_cpu_seconds(server_pid)
     started = time.perf_counter()
@@ -268,6 +281,214 @@ def run_bots(secrets: dict[str, str], args: argparse.Namespace, server_pid: int)
         "server_cpu_share": server_cpu / elapsed,
         "server_cpu_us_per_command": 1e6 * server_cpu / max(1, len(latencies)),
     }
+
+
+# ------------------------------------------------------------------ adversarial load
+ATTACK_SOURCE = "127.0.0.2"
+"""The attackers' address: another loopback address, so the server can tell them apart."""
+ATTACKS: dict[str, int] = {
+    "none": 0,
+    "wrong-secret": 200,  # connections at a time, each: a name, a wrong secret, close, again
+    "idle": 2000,  # connections that never send a byte (reopened when the server closes one)
+    "prelogin": 4,  # connections that send command lines before login as fast as they can
+    "nonreader": 4,  # logged-in players that ask for answers and never read them
+}
+"""Each attack and its number of simultaneous connections (``--attack-connections``)."""
+NONREADER_NAMES = [f"nonreader{i}" for i in range(ATTACKS["nonreader"])]
+ATTACK_RATE = 200
+"""New attacking connections per second after the first wave (``--attack-rate``): refused
+connections come back at once, and on two shared cores an unpaced loop of reconnections
+measures the attacker's CPU more than the server's defences."""
+
+
+class Pace:
+    """Spaces reconnections ``1 / rate`` seconds apart (the first wave is not paced)."""
+
+    def __init__(self, rate: float) -> None:
+        self.interval = 1 / rate if rate > 0 else 0.0
+        self.next_slot = 0.0
+
+    async def wait(self) -> None:
+        now = asyncio.get_running_loop().time()
+        self.next_slot = max(now, self.next_slot + self.interval)
+        if self.next_slot > now:
+            await asyncio.sleep(self.next_slot - now)
+
+
+async def _attacker(kind: str, number: int, port: int, secrets: dict[str, str], counts: dict,
+                    deadline: float, pace: Pace) -> None:  # fmt: skip
+    """One attacking connection after another until the deadline; counts what happened."""
+    loop = asyncio.get_running_loop()
+    first = True
+    while loop.time() < deadline:
+        if not first:
+            await pace.wait()
+        first = False
+        try:
+            reader, writer = await asyncio.open_connection(
+                HOST, port, local_addr=(ATTACK_SOURCE, 0), limit=4096
+            )
+        except OSError:
+            counts["failed_connects"] += 1
+            await asyncio.sleep(0.05)
+            continue
+        counts["connections"] += 1
+        try:
+            await asyncio.wait_for(
+                _attack_once(kind, number, reader, writer, secrets, counts),
+                max(0.01, deadline - loop.time()),
+            )
+        except (OSError, asyncio.IncompleteReadError) as error:
+            counts["closed_by_server" if isinstance(error, ConnectionError) else "errors"] += 1
+        except TimeoutError:
+            pass
+        finally:
+            writer.transport.abort()
+
+
+async def _attack_once(kind: str, number: int, reader: asyncio.StreamReader,
+                       writer: asyncio.StreamWriter, secrets: dict[str, str],
+                       counts: dict) -> None:  # fmt: skip
+    if kind == "wrong-secret":
+        # Half aim at a real player (one check per name at a time), half at unknown names.
+        name = "bot000" if number % 2 else f"intruder{counts['connections']}"
+        writer.write(f"{name}\nnot-the-secret\n".encode())
+        answer = await reader.read()
+        counts["checked" if b"ERR 940" in answer else "closed_unchecked"] += 1
+    elif kind == "idle":
+        await reader.read()  # until the server closes it (login timeout or connection cap)
+        counts["closed_by_server"] += 1
+    elif kind == "prelogin":
+        closed = asyncio.ensure_future(reader.read())  # the server's answers, up to its close
+        try:
+            while not closed.done():
+                writer.write(b"GET_MY_MATCHES\n" * 100)
+                await writer.drain()
+                await asyncio.sleep(0)
+            counts["closed_by_server"] += 1
+        finally:
+            closed.cancel()
+    elif kind == "nonreader":
+        name = NONREADER_NAMES[number % len(NONREADER_NAMES)]
+        writer.transport.get_extra_info("socket").setsockopt(
+            socket.SOL_SOCKET, socket.SO_RCVBUF, 4096
+        )
+        writer.write(f"{name}\n{secrets[name]}\n".encode())
+        if await reader.readline() != b"LOGIN\n" or await reader.readline() != b"PASSWORD\n":
+            return
+        if await reader.readline() != b"OK\n":
+            return
+        while True:  # never reads its answers: the server must cut it off (drain then fails)
+            writer.write(b"GET_MY_MATCHES\n" * 1000)
+            await writer.drain()
+            counts["lines_written"] += 1000  # written to the socket, not read by the server
+
+
+def attack(kind: str, port: int, connections: int, rate: float, seconds: float,
+           secrets: dict[str, str], ready: multiprocessing.Event, stop: multiprocessing.Event,
+           report: multiprocessing.Queue) -> None:  # fmt: skip
+    """In its own process: ``connections`` attackers until ``stop``, at most ``seconds``."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, connections + 256)), hard))
+    keys = "connections failed_connects checked closed_unchecked closed_by_server errors"
+    keys += " lines_written"
+    counts = dict.fromkeys(keys.split(), 0)
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        pace = Pace(rate)
+        tasks = [
+            asyncio.ensure_future(_attacker(kind, n, port, secrets, counts, deadline, pace))
+            for n in range(connections)
+        ]
+        # Ready once every attacker has had a first connection (or after 10 s at most).
+        ramp_up = loop.time() + 10
+        while counts["connections"] + counts["failed_connects"] < connections:
+            if loop.time() > ramp_up:
+                break
+            await asyncio.sleep(0.05)
+        ready.set()
+        while not stop.is_set() and loop.time() < deadline:
+            await asyncio.sleep(0.1)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(run())
+    report.put({f"attack_{key}": value for key, value in counts.items() if value})
+
+
+def latecomer(port: int, secret: str, logins: int, results: multiprocessing.Queue) -> None:
+    """In its own process: an honest player logging in afresh once a turn, timed."""
+    times = []
+    for _ in range(logins):
+        started = time.perf_counter()
+        with Client.connect(HOST, port, "latecomer", secret, timeout=60) as client:
+            times.append(time.perf_counter() - started)
+            client.wait()
+    results.put(times)
+
+
+@contextlib.contextmanager
+def attacking(args: argparse.Namespace, port: int, secrets: dict[str, str],
+              report: dict) -> Iterator[Callable[[], None]]:  # fmt: skip
+    """Yields the function that starts the attack (and the latecomer) just before the
+    measurement; on exit, stops them and adds their figures to ``report``."""
+    processes: list[multiprocessing.Process] = []
+    stop = multiprocessing.Event()
+    attack_results: multiprocessing.Queue = multiprocessing.Queue()
+    login_results: multiprocessing.Queue = multiprocessing.Queue()
+    seconds = (args.turns + 3) * args.turn_seconds
+
+    def start() -> None:
+        if args.attack != "none":
+            ready = multiprocessing.Event()
+            attacker_secrets = {n: secrets[n] for n in NONREADER_NAMES if n in secrets}
+            process = multiprocessing.Process(
+                target=attack,
+                args=(args.attack, port, args.attack_connections, args.attack_rate, seconds + 30,
+                      attacker_secrets, ready, stop, attack_results),
+            )  # fmt: skip
+            process.start()
+            processes.append(process)
+            ready.wait(60)
+        process = multiprocessing.Process(
+            target=latecomer, args=(port, secrets["latecomer"], args.turns, login_results)
+        )
+        process.start()
+        processes.append(process)
+
+    try:
+        yield start
+        stop.set()
+        if processes:
+            logins = login_results.get(timeout=seconds + 120)
+            report["honest_login_p50_ms"] = 1000 * percentile(logins, 0.5)
+            report["honest_login_max_ms"] = 1000 * max(logins)
+        if args.attack != "none" and processes:
+            report.update(attack_results.get(timeout=seconds + 120))
+    finally:
+        stop.set()
+        for process in processes:
+            process.join(seconds + 60)
+            if process.is_alive():
+                process.kill()
+
+
+def print_attack(report: dict) -> None:
+    if "honest_login_p50_ms" in report:
+        print(
+            f"honest login        p50 {report['honest_login_p50_ms']:.0f} ms, max "
+            f"{report['honest_login_max_ms']:.0f} ms (a latecomer, once a turn)"
+        )
+    if report["attack"] != "none":
+        counts = ", ".join(
+            f"{key[len('attack_') :]} {value:,}"
+            for key, value in report.items()
+            if key.startswith("attack_")
+        )
+        print(f"attack {report['attack']:<12} {counts or 'nothing happened'}")
 
 
 # ------------------------------------------------------------------ dashboard watchers
@@ -376,19 +597,41 @@ def main() -> int:
     parser.add_argument("--turns-per-match", type=int, default=60)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
+        "--attack",
+        choices=sorted(ATTACKS),
+        default="none",
+        help="adversarial load from another process while the bots play",
+    )
+    parser.add_argument(
+        "--attack-connections",
+        type=int,
+        help="the attack's simultaneous connections (default: per attack)",
+    )
+    parser.add_argument(
+        "--attack-rate",
+        type=float,
+        default=ATTACK_RATE,
+        help="new attacking connections per second after the first wave (0: unpaced)",
+    )
+    parser.add_argument(
         "--watchers", type=int, default=0, help="dashboard watchers reading the live stream"
     )
     args = parser.parse_args()
+    if args.attack_connections is None:
+        args.attack_connections = ATTACKS[args.attack]
 
     with tempfile.TemporaryDirectory(prefix="shared-deck-bench-") as directory:
         db = Path(directory) / "bench.db"
         names = [f"bot{i:03d}" for i in range(args.bots)] + ["observer"]
-        secrets = register(db, names)
+        extra_names = ["latecomer"] + (NONREADER_NAMES if args.attack == "nonreader" else [])
+        secrets = register(db, names + extra_names)
         observer_secret = secrets.pop("observer")
+        extra_secrets = {name: secrets.pop(name) for name in extra_names}
+        extra_options = ["--http-port", "0"] if args.watchers else []
         server_log = Path(directory) / "server.log"
-        extra = ["--http-port", "0"] if args.watchers else []
-        server, port = start_server(db, args, len(names), server_log, extra)
+        server, port = start_server(db, args, len(names), server_log, extra_options)
         watchers = start_watchers(server, args.watchers)
+        attack_report: dict = {}
         results: multiprocessing.Queue = multiprocessing.Queue()
         observer = multiprocessing.Process(
             target=observe, args=(port, "observer", observer_secret, args.turns, results)
@@ -396,9 +639,10 @@ def main() -> int:
         try:
             observer.start()
             PORT[0] = port
-            report = run_bots(secrets, args, server.pid)
-            gaps = results.get(timeout=args.turns * args.turn_seconds + 60)
-            observer.join(10)
+            with attacking(args, port, extra_secrets, attack_report) as start_attack:
+                report = run_bots(secrets, args, server.pid, start_attack)
+                gaps = results.get(timeout=args.turns * args.turn_seconds + 60)
+                observer.join(10)
             if watchers is not None:
                 report.update(stop_watchers(watchers))
         finally:
@@ -418,6 +662,8 @@ def main() -> int:
     report["server_tick_lateness_p99_ms"] = float(lateness[1]) if lateness else float("nan")
     report["bots"] = args.bots
     report["turn_seconds"] = args.turn_seconds
+    report["attack"] = args.attack
+    report.update(attack_report)
     if args.json:
         print(json.dumps(report))
     else:
@@ -438,6 +684,7 @@ def main() -> int:
             f"{report['server_cpu_share']:.0%} ({report['server_cpu_us_per_command']:.0f} us"
             " per command)"
         )
+        print_attack(report)
     return 0
 
 

@@ -5,7 +5,8 @@ Layers, bottom to top (nothing lower imports anything higher):
 - :mod:`.errors`, :mod:`.rules`, :mod:`.deck`, :mod:`.match`, :mod:`.tournament`:
   the pure game (no I/O, deterministic given a seed);
 - :mod:`.protocol`: the text protocol, commands in and answers out;
-- :mod:`.store` (SQLite), :mod:`.server` (asyncio TCP and the turn clock),
+- :mod:`.store` (SQLite), :mod:`.logins` (secret checks, rationed),
+  :mod:`.server` (asyncio TCP and the turn clock),
   :mod:`.client` (Python client library), :mod:`.bots`;
 - :mod:`.cli`: the ``shared-deck`` command.
 

@@ -26,7 +26,7 @@ from .client import Reconnect, ServerError
 from .errors import ErrorCode, GameError
 from .match import ACTIONS
 from .rules import MAX_CARD_ID, MatchState, RuleSet
-from .server import MIN_TURN_SECONDS, GameServer, ServerConfig
+from .server import DEFAULT_MAX_CONNECTIONS, MIN_TURN_SECONDS, GameServer, ServerConfig
 from .store import DatabaseLocked, DatabaseMissing, Store, StoredMatch, StoredTournament
 
 DEFAULT_DB = "shared-deck.db"
@@ -154,6 +154,34 @@ def build_parser() -> argparse.ArgumentParser:
         type=_int_in(1),
         default=ServerConfig.write_attempts,
         help="tries of a failing database write before the server stops",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=_int_in(1),
+        help=f"open connections at most (default {DEFAULT_MAX_CONNECTIONS}, or fewer to fit"
+        " below the descriptor limit)",
+    )
+    serve.add_argument(
+        "--login-threads", type=_int_in(1), default=ServerConfig.login_threads,
+        help="threads checking secrets",
+    )  # fmt: skip
+    serve.add_argument(
+        "--login-checks-per-address",
+        type=_int_in(1),
+        default=ServerConfig.login_checks_per_address,
+        help="secret checks waiting or running per client address; more are refused",
+    )
+    serve.add_argument(
+        "--max-unread-bytes",
+        type=_int_in(1),
+        default=ServerConfig.max_unread_bytes,
+        help="answers a client may leave unread before it is disconnected",
+    )
+    serve.add_argument(
+        "--unread-timeout",
+        type=_positive_seconds,
+        default=ServerConfig.unread_seconds,
+        help="seconds a client may leave 64 KiB or more unread before it is disconnected",
     )
 
     results = commands.add_parser("results", help="print the leaderboard and last tournament")
@@ -344,6 +372,11 @@ def _serve(args: argparse.Namespace) -> int:
             max_tournaments=args.tournaments,
             create=args.create,
             write_attempts=args.write_attempts,
+            max_connections=args.max_connections,
+            login_threads=args.login_threads,
+            login_checks_per_address=args.login_checks_per_address,
+            max_unread_bytes=args.max_unread_bytes,
+            unread_seconds=args.unread_timeout,
             http_port=args.http_port,
             http_host=args.http_host,
         )

@@ -200,7 +200,10 @@ class Client:
                     if line != expected:
                         raise ProtocolViolation(f"expected {expected!r}, got {line!r}")
                     sock.sendall(f"{answer}\n".encode())
-                if reader.readline().rstrip(b"\r\n") != b"OK":
+                verdict = reader.readline()
+                if not verdict:  # closed unanswered: the server was busy (not a bad secret)
+                    raise ProtocolViolation("the server closed the connection during login")
+                if verdict.rstrip(b"\r\n") != b"OK":
                     raise AuthenticationError(ErrorCode.AuthenticationFailed, "login")
         except BaseException:
             sock.close()
@@ -386,7 +389,10 @@ class AsyncClient:
                 if line != expected:
                     raise ProtocolViolation(f"expected {expected!r}, got {line!r}")
                 writer.write(f"{answer}\n".encode())
-            if (await reader.readline()).rstrip(b"\r\n") != b"OK":
+            verdict = await reader.readline()
+            if not verdict:  # closed unanswered: the server was busy (not a bad secret)
+                raise ProtocolViolation("the server closed the connection during login")
+            if verdict.rstrip(b"\r\n") != b"OK":
                 raise AuthenticationError(ErrorCode.AuthenticationFailed, "login")
         except BaseException:
             writer.close()

@@ -2,8 +2,10 @@
 
 One event loop does everything that touches game state, so no lock is needed. Connections are
 :class:`asyncio.Protocol` objects (not streams): a burst of pipelined commands is parsed from
-one buffer and answered with one write. Slow work runs off the loop: scrypt for logins in the
-default thread pool, and tournament writes in a single writer thread (so they stay in order).
+one buffer and answered with one write. Slow work runs off the loop: scrypt for logins in a
+small rationed pool (:mod:`.logins`), and tournament writes in a single writer thread (so they
+stay in order). Every client's share is bounded: connections, lines before login, secret
+checks, command cost per turn, and output it leaves unread.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import contextlib
 import gc
 import logging
 import math
+import resource
 import sqlite3
 import time
 from collections import deque
@@ -23,9 +26,10 @@ from typing import TYPE_CHECKING
 
 from .deck import generate_deck
 from .errors import ErrorCode, GameError
+from .logins import Check, SecretChecker
 from .protocol import ARGUMENT_COUNTS, MAX_LINE_BYTES, execute, parse_command
 from .rules import MAX_CARD_ID, RuleSet
-from .store import ServerLock, Store, dummy_hash, verify_secret
+from .store import ServerLock, Store
 from .tournament import Arena, DeckFactory, Tournament
 
 if TYPE_CHECKING:
@@ -46,6 +50,22 @@ same tournament the server stops (a bug that repeats is not worth a silent endle
 MAX_FAILED_TICKS = 10
 """Consecutive ticks that raise before the server stops."""
 
+COST_UNIT_BYTES = 256
+"""A command costs one unit of the per-turn budget plus one per this many bytes of its answer
+(``GET_DECK`` on a 1,000-card deck costs 64): the budget bounds work and output."""
+DEFAULT_MAX_CONNECTIONS = 4096
+ACCEPT_BACKLOG = 100
+"""The listen backlog, and how many sockets asyncio accepts at once before any is counted."""
+RESERVED_DESCRIPTORS = 32 + 3 * ACCEPT_BACKLOG
+"""Descriptors kept free below the limit: the database, its journal, logs and the loop, and
+sockets accepted but not yet counted or closed but not yet released (a few event-loop rounds
+of accepts). The cap is also at most half the limit."""
+REFUSED_PER_TURN = 100
+"""Commands answered ``ERR 953`` in one turn before the server stops reading that client until
+the next turn (its further lines are answered then): a flood cannot keep the loop busy."""
+LOOP_ERROR_REPEAT_SECONDS = 60.0
+"""An asyncio error (e.g. accept() out of descriptors) is logged once per this many seconds."""
+
 _ERROR_LINES = {code: f"ERR {code.value} {code.name}\n" for code in ErrorCode}
 _COMMAND_WORDS = frozenset(name.encode() for name in ARGUMENT_COUNTS)
 
@@ -61,7 +81,20 @@ class ServerConfig:
     rules: RuleSet = field(default_factory=RuleSet)
     seed: int | None = None
     command_budget: int = 1000
-    """Commands per player per turn before ``ERR 953 TooManyCommands`` (WAIT is not counted)."""
+    """Cost units per player per turn before ``ERR 953 TooManyCommands`` (WAIT is free);
+    a command costs 1 plus 1 per COST_UNIT_BYTES of its answer."""
+    max_connections: int | None = None
+    """Open connections at most; None: DEFAULT_MAX_CONNECTIONS, lowered to fit below the
+    descriptor limit. Over it the oldest not-logged-in connection is closed, or the new one."""
+    login_threads: int = 1
+    """Threads checking secrets (scrypt), apart from the default pool."""
+    login_checks_per_address: int = 128
+    """Secret checks waiting or running per client address; one more is refused at once
+    (per name: one per address and logins.CHECKS_PER_NAME in all)."""
+    max_unread_bytes: int = 1 << 20
+    """Answers a client leaves unread (in the server's buffer) before it is disconnected."""
+    unread_seconds: float = 10.0
+    """Seconds a client may leave 64 KiB or more unread before it is disconnected."""
     login_timeout: float = 30.0
     """Seconds a connection may take to log in before it is closed."""
     prelogin_lines: int = 8
@@ -112,16 +145,49 @@ class ServerConfig:
             raise ValueError(f"deck_size must be at most {MAX_CARD_ID}, got {self.rules.deck_size}")
         if self.prelogin_lines < 2:
             raise ValueError("prelogin_lines must be at least 2 (a name and a secret)")
+        if self.max_connections is not None and self.max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+        if self.login_threads < 1 or self.login_checks_per_address < 1:
+            raise ValueError("login_threads and login_checks_per_address must be at least 1")
+        if self.max_unread_bytes < 1:
+            raise ValueError("max_unread_bytes must be at least 1")
+        if not math.isfinite(self.unread_seconds) or self.unread_seconds <= 0:
+            raise ValueError("unread_seconds must be a positive number of seconds")
+
+
+def raise_descriptor_limit() -> int:
+    """Raise the soft RLIMIT_NOFILE to the hard limit (as far as allowed); returns the soft one."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else 1 << 20
+    if soft == resource.RLIM_INFINITY or soft >= target:
+        return soft if soft != resource.RLIM_INFINITY else target
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (ValueError, OSError):
+        return soft
+    return target
+
+
+def connection_cap(configured: int | None, descriptors: int) -> int:
+    """The connection cap: the configured one or the default, below the descriptor limit."""
+    fits = max(1, descriptors - max(RESERVED_DESCRIPTORS, descriptors // 2))
+    wanted = DEFAULT_MAX_CONNECTIONS if configured is None else configured
+    if wanted > fits:
+        log.warning(
+            "max_connections %d lowered to %d (descriptor limit %d)", wanted, fits, descriptors
+        )
+    return min(wanted, fits)
 
 
 class _Budget:
-    """Commands a player has sent during one turn."""
+    """What a player's commands have cost during one turn, and how many were refused."""
 
-    __slots__ = ("turn", "used")
+    __slots__ = ("refused", "turn", "used")
 
     def __init__(self) -> None:
         self.turn = -1
         self.used = 0
+        self.refused = 0
 
 
 class GameServer:
@@ -139,6 +205,8 @@ class GameServer:
         self.sessions: dict[str, Connection] = {}
         self.budgets: dict[str, _Budget] = {}
         self.waiting: list[Connection] = []
+        self.throttled: list[Connection] = []
+        """Connections over REFUSED_PER_TURN, not read from until the next turn."""
         self.connections: set[Connection] = set()
         self.saved_tournaments: list[int] = []
         self.internal_errors = 0
@@ -165,6 +233,15 @@ class GameServer:
         self._saved_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self.address: tuple[str, int] = (config.host, config.port)
         self._holding_first = config.start_after_logins > 0
+        self.max_connections = config.max_connections or DEFAULT_MAX_CONNECTIONS
+        self.prelogin: dict[Connection, None] = {}
+        """Connections not logged in yet, oldest first (the first to go when the cap is hit)."""
+        self.refused_connections = 0
+        """Connections closed at once because of the cap (new ones, or old ones not logged in)."""
+        self.dropped_nonreaders = 0
+        self.checker: SecretChecker | None = None
+        self._loop_errors: dict[str, tuple[float, int]] = {}
+        self._cap_reported = -math.inf
         self.dashboard: Dashboard | None = None
         """The web dashboard, when ``http_port`` is set (see :mod:`.dashboard`)."""
 
@@ -176,8 +253,17 @@ class GameServer:
         the same database fails on the lock before it reads or writes anything.
         """
         self.loop = asyncio.get_running_loop()
+        self.max_connections = connection_cap(self.config.max_connections, raise_descriptor_limit())
         self._listener = await self.loop.create_server(
-            lambda: Connection(self), self.config.host, self.config.port, start_serving=False
+            lambda: Connection(self),
+            self.config.host,
+            self.config.port,
+            backlog=ACCEPT_BACKLOG,
+            start_serving=False,
+        )
+        self.loop.set_exception_handler(self._loop_error)
+        self.checker = SecretChecker(
+            self.loop, self.config.login_threads, self.config.login_checks_per_address
         )
         try:
             if self.config.http_port is not None:  # aiohttp is imported only for it
@@ -197,6 +283,8 @@ class GameServer:
             next_tournament, next_match_id = self.store.next_numbers()
         except BaseException:
             self._listener.close()
+            self.checker.close()
+            self.loop.set_exception_handler(None)
             if self.dashboard is not None:
                 await self.dashboard.stop()
             await self.loop.run_in_executor(self._writer, self._close_writer)
@@ -242,6 +330,10 @@ class GameServer:
         if self._finishing:  # a tournament that has ended is still saved
             await asyncio.gather(*self._finishing)
         assert self.loop is not None
+        if self.checker is not None:
+            self.checker.close()
+            await self.loop.run_in_executor(None, self.checker.pool.shutdown)
+        self.loop.set_exception_handler(None)
         await self.loop.run_in_executor(self._writer, self._close_writer)
         self._writer.shutdown(wait=True)
         if self.store is not None:
@@ -266,6 +358,43 @@ class GameServer:
         waiter = self.loop.create_future()
         self._saved_waiters.append((count, waiter))
         await waiter
+
+    def _loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+        """asyncio's own errors (e.g. accept() out of descriptors, retried every second by the
+        loop): logged with their traceback once per LOOP_ERROR_REPEAT_SECONDS, then counted."""
+        key = f"{context.get('message')}: {type(context.get('exception')).__name__}"
+        now = time.monotonic()
+        logged_at, repeats = self._loop_errors.get(key, (-math.inf, 0))
+        if now - logged_at < LOOP_ERROR_REPEAT_SECONDS:
+            self._loop_errors[key] = (logged_at, repeats + 1)
+            return
+        self._loop_errors[key] = (now, 0)
+        if repeats:
+            context = {**context, "message": f"{context.get('message')} ({repeats} more since)"}
+        loop.default_exception_handler(context)
+
+    def admit(self, connection: Connection) -> bool:
+        """A new connection counts against the cap: over it, the oldest connection that has not
+        logged in is closed to make room, or else the new one is refused (False)."""
+        self.connections.add(connection)
+        if len(self.connections) <= self.max_connections:
+            self.prelogin[connection] = None
+            return True
+        self.refused_connections += 1
+        now = time.monotonic()
+        if now - self._cap_reported >= LOOP_ERROR_REPEAT_SECONDS:
+            self._cap_reported = now
+            log.warning(
+                "connection cap %d reached (%d closed so far); see --max-connections",
+                self.max_connections, self.refused_connections,
+            )  # fmt: skip
+        if self.prelogin:
+            oldest = next(iter(self.prelogin))
+            oldest.abort()
+            self.prelogin[connection] = None
+            return True
+        self.connections.discard(connection)
+        return False
 
     @property
     def storing(self) -> bool:
@@ -325,6 +454,9 @@ class GameServer:
                 self.internal_errors += 1
                 log.exception("internal error answering the commands held by WAIT")
                 connection.close()
+        throttled, self.throttled = self.throttled, []
+        for connection in throttled:  # one callback each: the loop serves others in between
+            self.loop.call_soon(connection.resume)
         self._schedule_tick()
         # What survived a turn is long-lived (matches, logs): keep it out of the cyclic
         # collector's scans, which otherwise stall the loop for tens of milliseconds.
@@ -516,18 +648,24 @@ class GameServer:
         if budget.turn != turn:
             budget.turn = turn
             budget.used = 0
-        budget.used += 1
-        if budget.used > self.config.command_budget:
+            budget.refused = 0
+        if budget.used >= self.config.command_budget:
+            budget.refused += 1
             return _ERROR_LINES[ErrorCode.TooManyCommands]
         try:
             command, args = parse_command(line)
-            return execute(self.arena, player, command, args)
+            answer = execute(self.arena, player, command, args)
         except GameError as error:
+            budget.used += 1
             return _ERROR_LINES[error.code]
         except Exception:
+            budget.used += 1
             self.internal_errors += 1
             log.exception("internal error answering %r for %s", line[:100], player)
             return _ERROR_LINES[ErrorCode.WrongArguments]
+        # Charged after the answer is known: the last command of a turn may overdraw a little.
+        budget.used += 1 + len(answer) // COST_UNIT_BYTES
+        return answer
 
 
 _NAME, _SECRET, _CHECKING, _READY, _CLOSED = range(5)
@@ -551,7 +689,11 @@ class Connection(asyncio.Protocol):
         self.reading_paused = False
         self.writing_paused = False
         self.login_timer: asyncio.TimerHandle | None = None
-        self.login_check: asyncio.Future[None] | None = None
+        self.login_check: Check | None = None
+        self.unread_timer: asyncio.TimerHandle | None = None
+        """Runs while 64 KiB or more of answers are unread; disconnects at unread_seconds."""
+        self.continuing = False
+        """True while the rest of a long buffer is scheduled to be answered (in slices)."""
         self.prelogin_used = 0
         """Lines received before login; past ServerConfig.prelogin_lines the client is closed."""
 
@@ -559,7 +701,9 @@ class Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
-        self.server.connections.add(self)
+        if not self.server.admit(self):
+            self.abort()  # over the cap: closed before a byte is sent, nothing logged
+            return
         transport.write(b"LOGIN\n")
         assert self.server.loop is not None
         self.login_timer = self.server.loop.call_later(
@@ -572,13 +716,16 @@ class Connection(asyncio.Protocol):
             and not self.held
             and not self.discarding
             and self.stage == _READY
+            and not self.writing_paused
             and data.find(b"\n") == len(data) - 1
             and len(data) <= MAX_LINE_BYTES
         ):
             # The usual case, one whole short command: answer it without buffering.
             assert self.transport is not None
             line = data[:-2] if data.endswith(b"\r\n") else data[:-1]
-            self.transport.write(self._answer(line).encode())
+            self._write(self._answer(line).encode())
+            if self.budget is not None and self.budget.refused >= REFUSED_PER_TURN:
+                self._throttle()
             return
         self.buffer += data
         if not self.held:
@@ -596,21 +743,63 @@ class Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.stage = _CLOSED
         self.server.connections.discard(self)
+        self.server.prelogin.pop(self, None)
+        self.buffer = bytearray()
         if self.login_timer is not None:
             self.login_timer.cancel()
+        if self.unread_timer is not None:
+            self.unread_timer.cancel()
+        if self.login_check is not None and self.server.checker is not None:
+            self.server.checker.cancel(self.login_check)  # not run if it has not started
         if self.server.sessions.get(self.player) is self:
             del self.server.sessions[self.player]
         with contextlib.suppress(ValueError):
             self.server.waiting.remove(self)
+        with contextlib.suppress(ValueError):
+            self.server.throttled.remove(self)
 
     def pause_writing(self) -> None:
-        """The client does not read its answers: stop reading its commands meanwhile."""
+        """The client does not read its answers: stop reading its commands meanwhile, and
+        disconnect it if it leaves them unread for too long."""
         self.writing_paused = True
+        assert self.server.loop is not None
+        if self.unread_timer is None:
+            self.unread_timer = self.server.loop.call_later(
+                self.server.config.unread_seconds, self._drop_nonreader
+            )
         self._update_reading()
 
     def resume_writing(self) -> None:
+        """The client has read enough: answer the lines held meanwhile, then read again."""
         self.writing_paused = False
+        if self.unread_timer is not None:
+            self.unread_timer.cancel()
+            self.unread_timer = None
+        if self.buffer and not self.held:
+            self._process()
         self._update_reading()
+
+    def _write(self, data: bytes) -> None:
+        """Send answers; a client with too much output unread is disconnected."""
+        assert self.transport is not None
+        self.transport.write(data)
+        if self.transport.get_write_buffer_size() > self.server.config.max_unread_bytes:
+            self._drop_nonreader()
+
+    def _drop_nonreader(self) -> None:
+        if self.stage != _CLOSED:
+            self.server.dropped_nonreaders += 1
+            log.info("disconnected %s: it left its answers unread", self.player or "a client")
+        self.abort()
+
+    def abort(self) -> None:
+        """Close at once, dropping the output not yet sent and the input not yet answered."""
+        self.stage = _CLOSED
+        self.server.connections.discard(self)
+        self.server.prelogin.pop(self, None)
+        self.buffer = bytearray()
+        if self.transport is not None:
+            self.transport.abort()
 
     def close(self, last_line: str = "") -> None:
         """Close after the answers already written and ``last_line`` (which says why)."""
@@ -636,13 +825,26 @@ class Connection(asyncio.Protocol):
 
     # ----------------------------------------------------------------- lines
     def _process(self) -> None:
-        """Answer every complete line in the buffer until one must wait."""
+        """Answer every complete line in the buffer until one must wait, or until the client
+        has not read enough of its answers (the rest is answered once it has)."""
         if self.transport is None or self.stage == _CLOSED:
             return
         buffer = self.buffer
-        answers = []
+        answers: list[str] = []
+        size = 0
         start = 0
+        stalled = False
         while not self.held and self.stage != _CLOSED:
+            if self.writing_paused:  # the client is behind: hold the rest of its lines
+                stalled = True
+                break
+            if start > MAX_BUFFERED_BYTES:  # a long burst: answer the rest in a later callback
+                stalled = True
+                if not self.continuing:
+                    self.continuing = True
+                    assert self.server.loop is not None
+                    self.server.loop.call_soon(self._continue)
+                break
             end = buffer.find(b"\n", start)
             if end < 0:
                 break
@@ -653,23 +855,42 @@ class Connection(asyncio.Protocol):
                 continue
             if line.endswith(b"\r"):
                 line = line[:-1]
-            if len(line) > MAX_LINE_BYTES:
-                answers.append(_ERROR_LINES[ErrorCode.LineTooLong])
-                continue
-            answers.append(self._answer(line))
+            answer = (
+                _ERROR_LINES[ErrorCode.LineTooLong]
+                if len(line) > MAX_LINE_BYTES
+                else self._answer(line)
+            )
+            answers.append(answer)
+            size += len(answer)
+            if self.budget is not None and self.budget.refused >= REFUSED_PER_TURN:
+                self._throttle()  # sets held: the loop ends here
+            if size > MAX_BUFFERED_BYTES and self.stage != _CLOSED:
+                self._write("".join(answers).encode())  # may pause writing: seen above
+                answers, size = [], 0
         del buffer[:start]
-        if not self.held and len(buffer) > MAX_LINE_BYTES + 1:
+        if not self.held and not stalled and len(buffer) > MAX_LINE_BYTES + 1:
             # An unfinished line is already too long: refuse it now and drop it as it arrives.
             if not self.discarding:
                 answers.append(_ERROR_LINES[ErrorCode.LineTooLong])
                 self.discarding = True
             buffer.clear()
         if answers and self.stage != _CLOSED:
-            self.transport.write("".join(answers).encode())
-        if self.eof and not self.held:
+            self._write("".join(answers).encode())
+        if self.eof and not self.held and not stalled:
             self.close()
         elif self.reading_paused:
             self._update_reading()
+
+    def _continue(self) -> None:
+        self.continuing = False
+        if not self.held:
+            self._process()
+
+    def _throttle(self) -> None:
+        """Refused too often this turn: hold the client's lines until the next turn."""
+        if not self.held and self.stage == _READY:
+            self.held = True
+            self.server.throttled.append(self)
 
     def _answer(self, line: bytes | bytearray) -> str:
         if self.stage == _READY:
@@ -694,19 +915,26 @@ class Connection(asyncio.Protocol):
         # _SECRET: check it off the loop; further lines wait until then.
         self.stage = _CHECKING
         self.held = True
-        secret = line.decode("utf-8", errors="replace")
-        self.login_check = asyncio.ensure_future(self._check_secret(secret))
+        server = self.server
+        assert server.store is not None and server.checker is not None
+        assert server.loop is not None and self.transport is not None
+        peer = self.transport.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) else str(peer)
+        self.login_check = server.checker.submit(
+            address,
+            self.player,
+            line.decode("utf-8", errors="replace"),
+            server.store.secret_hash(self.player),
+            self._secret_checked,
+        )
+        if self.login_check is None:
+            # Too many checks for this address or name: closed at once, without an answer
+            # (not ERR 940: the secret was not checked, and a client may try again later).
+            server.loop.call_soon(self.close)  # after this batch's answers are written
         return ""
 
-    async def _check_secret(self, secret: str) -> None:
-        loop = self.server.loop
-        assert loop is not None
-        assert self.server.store is not None
-        stored = self.server.store.secret_hash(self.player)
-        # An unknown name is checked against a dummy hash: it takes as long as a known one.
-        checked = dummy_hash() if stored is None else stored
-        accepted = await loop.run_in_executor(None, verify_secret, secret, checked)
-        accepted = accepted and stored is not None
+    def _secret_checked(self, accepted: bool) -> None:
+        self.login_check = None
         if self.stage == _CLOSED or self.transport is None:
             return
         if not accepted:
@@ -715,6 +943,7 @@ class Connection(asyncio.Protocol):
             return
         if self.login_timer is not None:
             self.login_timer.cancel()
+        self.server.prelogin.pop(self, None)
         self.budget = self.server.logged_in(self.player, self)
         self.stage = _READY
         self.transport.write(b"OK\n")
@@ -727,7 +956,7 @@ class Connection(asyncio.Protocol):
             self.transport.write(b"OK\n")
 
     def resume(self) -> None:
-        """Answer the commands that arrived during the WAIT."""
+        """A new turn: answer the commands that arrived during the WAIT (or the throttle)."""
         if self.transport is not None and self.stage != _CLOSED:
             self.held = False
             self._process()

@@ -310,6 +310,12 @@ def test_a_disk_that_stays_full_stops_the_server_loudly_and_keeps_what_was_store
         ["--tournaments", "0"],
         ["--write-attempts", "0"],
         ["--init-hp", "21"],
+        ["--max-connections", "0"],
+        ["--login-threads", "0"],
+        ["--login-checks-per-address", "0"],
+        ["--max-unread-bytes", "0"],
+        ["--unread-timeout", "0"],
+        ["--unread-timeout", "nan"],
     ],
 )
 def test_bad_serve_options_are_one_line_and_exit_2(tmp_path: Path, options: list[str]) -> None:
