@@ -820,7 +820,10 @@ class Connection(asyncio.Protocol):
         self.reading_paused = should_pause
 
     def _login_timed_out(self) -> None:
-        if self.stage != _READY:
+        # The timeout is the client's time to send its name and secret. A secret already sent
+        # is waiting for the (rationed, bounded) check: the server's slowness must not cost
+        # an honest player its login.
+        if self.stage in (_NAME, _SECRET):
             self.close()
 
     # ----------------------------------------------------------------- lines

@@ -67,6 +67,37 @@ def test_login_timeout_closes_a_silent_connection(start_server: StartServer) -> 
     assert silent.line() == ""  # closed by the server, not by the 10 s client timeout
 
 
+def test_a_secret_sent_in_time_is_not_cut_off_by_a_slow_check(
+    start_server: StartServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The login timeout is the client's time; on a busy machine the (niced) check itself can
+    # outlast it, and that must not cost an honest player the login.
+    import cardarena.shared_deck.logins as logins
+
+    release = threading.Event()
+    real_verify = logins._verify
+
+    def slow_verify(secret: str, stored: str | None) -> bool:
+        assert release.wait(30), "the test never released the check"
+        return real_verify(secret, stored)
+
+    monkeypatch.setattr(logins, "_verify", slow_verify)
+    server = start_server(["alice"], login_timeout=0.2)
+    honest = server.raw()
+    assert honest.line() == "LOGIN"
+    honest.send("alice\n")
+    assert honest.line() == "PASSWORD"
+    honest.send(f"{server.secrets['alice']}\n")
+    witness = server.raw()  # connected later, silent: its closing shows the timeout has passed
+    assert witness.line() == "LOGIN"
+    assert witness.line() == ""
+    release.set()
+    assert honest.line() == "OK"
+    assert honest.ask("GET_MY_MATCHES", 1)[0] == "OK"
+    honest.close()
+    witness.close()
+
+
 # ------------------------------------------------------------------ helpers
 def wait_until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
     """Poll a condition (not a fixed sleep): fails only if it is still false at the timeout."""
