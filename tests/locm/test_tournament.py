@@ -149,9 +149,11 @@ def _results_for(tmp_path: Path, name: str, *extra: str) -> list[tuple[object, .
         "--bot", "builtin:random", "--bot", "builtin:greedy",
         "--bot", f"greedy-process={shlex.join([*LOCM, 'bot', 'greedy', '--seed', '3'])}",
     ]  # fmt: skip
+    # Generous limits: a busy machine must not turn the process bot's start-up into a timeout
+    # in one run and not the other (the results compared here are about seeds and workers).
     done = locm(
         "tournament", *bots, "--version", "1.2", "--games", "2", "--seed", "5", "--db", str(db),
-        "--quiet", *extra, timeout=180,
+        "--time-scale", "20", "--quiet", *extra, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return rows(db)
