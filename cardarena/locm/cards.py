@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 from typing import NamedTuple
 
@@ -215,7 +215,6 @@ _KEYWORD_TABLE = _IntTable(_KEYWORD_PROPS)
 _DRAW_TABLE = _IntTable(_DRAW_PROPS)
 _MY_HEALTH_TABLE = _IntTable(_MY_HEALTH_PROPS)
 _OPP_HEALTH_TABLE = _IntTable(_OPP_HEALTH_PROPS)
-_KEYWORD_CHUNK = 64
 
 
 assert all(entry[1] == 1.0 for entry in _KEYWORD_TABLE.entries)
@@ -255,40 +254,66 @@ def _order_swaps(seed: int, count: int) -> list[tuple[int, int, int, int]]:
     return out
 
 
-def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tuple[Card, ...]:
+DoubleStreams = Callable[[Sequence[int], int], list[list[float]]]
+"""``streams(seeds, count)``: the first ``count`` ``nextDouble()`` of ``Random(seed)`` per seed."""
+
+
+def java_double_streams(seeds: Sequence[int], count: int) -> list[list[float]]:
+    """:data:`DoubleStreams` in pure Python (the envs pass a numpy one: same numbers)."""
+    return [_doubles(seed, count) for seed in seeds]
+
+
+_ALLOWED_KEYWORDS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(bit for bit in _KEYWORD_BITS_IN_ORDER if not bit & taken) for taken in range(64)
+)
+"""The keyword bits still open to a card that has ``taken``, in table order."""
+
+
+def generate_cards(
+    card_gen_seed: int,
+    count: int = CARDS_IN_CONSTRUCTED,
+    streams: DoubleStreams = java_double_streams,
+) -> tuple[Card, ...]:
     """The 1.5 card set of ``cardGenSeed``, baseIds 0..count-1 in cost order.
 
     ``cardGenSeed`` only seeds 11 private generators (type, mana, area, property
     order, keyword count, keyword, draw, my health, opponent health, bonus attack,
     bonus defense, in that order); each private generator's draws are taken in
-    advance, which is invisible since nothing else reads them.
+    advance, which is invisible since nothing else reads them. ``streams`` computes
+    those draws (a faster implementation may be passed; the numbers must be the same).
     """
     parent = JavaRandom(card_gen_seed)
     seeds = [parent.next_int() for _ in range(11)]
-    types = _doubles(seeds[0], count)
-    manas = _doubles(seeds[1], count)
+    types, manas, areas, keyword_counts, draws, my_healths, opp_healths, attacks, defenses = (
+        streams([seeds[0], seeds[1], seeds[2], seeds[4], seeds[6], seeds[7], seeds[8],
+                 seeds[9], seeds[10]], count)
+    )  # fmt: skip
     swaps = _order_swaps(seeds[3], count)
-    keyword_counts = _doubles(seeds[4], count)
-    keyword_rng = JavaRandom(seeds[5])
-    # One draw per card for each of these tables, whether or not the property is kept.
-    # The shuffled property order holds (slot, draws, table); table None = keywords.
-    order: list[tuple[int, list[float], _IntTable | None]] = [
-        (_AREA, _doubles(seeds[2], count), _AREA_TABLE),
-        (_KEYWORDS, [], None),
-        (_DRAW, _doubles(seeds[6], count), _DRAW_TABLE),
-        (_MY_HEALTH, _doubles(seeds[7], count), _MY_HEALTH_TABLE),
-        (_OPP_HEALTH, _doubles(seeds[8], count), _OPP_HEALTH_TABLE),
+    keyword_doubles = streams([seeds[5]], count + count // 2 + 8)[0]  # extended if short
+    bisect_left = bisect.bisect_left
+
+    def picks(table: _IntTable, us: list[float]) -> list[tuple[int, float, float, float]]:
+        """One pick per card, whether or not the property is kept (one draw each)."""
+        entries, bounds, total = table.entries, table.bounds, table.total
+        return [entries[bisect_left(bounds, u * total)] for u in us]
+
+    # The shuffled property order holds (slot, picks); picks None = keywords.
+    order: list[tuple[int, list[tuple[int, float, float, float]] | None]] = [
+        (_AREA, picks(_AREA_TABLE, areas)),
+        (_KEYWORDS, None),
+        (_DRAW, picks(_DRAW_TABLE, draws)),
+        (_MY_HEALTH, picks(_MY_HEALTH_TABLE, my_healths)),
+        (_OPP_HEALTH, picks(_OPP_HEALTH_TABLE, opp_healths)),
     ]
-    attacks = _doubles(seeds[9], count)
-    defenses = _doubles(seeds[10], count)
-    keyword_doubles: list[float] = []
     keyword_index = 0
     keyword_count_index = 0
-    bisect_left = bisect.bisect_left
     ceil = math.ceil
     count_bounds, count_entries = _KEYWORD_COUNT_TABLE.bounds, _KEYWORD_COUNT_TABLE.entries
     count_total = _KEYWORD_COUNT_TABLE.total
+    allowed_keywords = _ALLOWED_KEYWORDS
     blue = int(CardType.BLUE_ITEM)
+    red = int(CardType.RED_ITEM)
+    creature = int(CardType.CREATURE)
     pick_type, pick_mana = _TYPE_TABLE.pick, _MANA_TABLE.pick
 
     drafts: list[tuple[int, int, int, int, int, int, int, int, int]] = []
@@ -302,11 +327,9 @@ def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tup
         order[3], order[j4] = order[j4], order[3]
         order[2], order[j3] = order[j3], order[2]
         order[1], order[j2] = order[j2], order[1]
-        for slot, draws, table in order:
-            if table is not None:
-                value, _w, mult, add = table.entries[
-                    bisect_left(table.bounds, draws[i] * table.total)
-                ]
+        for slot, kept in order:
+            if kept is not None:
+                value, _w, mult, add = kept[i]
                 spent = budget * mult - add
                 if spent < 0:
                     # The official builder undoes the cost arithmetically, rounding and all.
@@ -322,8 +345,8 @@ def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tup
             keywords = 0
             for _k in range(count_entries[bisect_left(count_bounds, u * count_total)][0]):
                 if keyword_index == len(keyword_doubles):
-                    keyword_doubles += _next_doubles(keyword_rng, _KEYWORD_CHUNK)
-                allowed = [bit for bit in _KEYWORD_BITS_IN_ORDER if not bit & keywords]
+                    keyword_doubles = streams([seeds[5]], 2 * keyword_index)[0]
+                allowed = allowed_keywords[keywords]
                 # All keyword weights are 1: the loop stops at the first k with x <= k + 1.
                 x = keyword_doubles[keyword_index] * len(allowed)
                 keyword_index += 1
@@ -336,13 +359,13 @@ def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tup
             chosen[_KEYWORDS] = keywords
         attack = int(budget + (attacks[i] * _BONUS_STD + _BONUS_MEAN))
         defense = int(budget + (defenses[i] * _BONUS_STD + _BONUS_MEAN))
-        if card_type == CardType.CREATURE:
+        if card_type == creature:
             attack, defense = max(attack, 0), max(defense, 1)
         elif card_type == blue:
             attack, defense = 0, max(defense, 0)
         else:
             attack, defense = max(attack, 0), max(defense, 0)
-        if card_type >= CardType.RED_ITEM:
+        if card_type >= red:
             attack, defense = -attack, -defense
         drafts.append(
             (card_type, mana, attack, defense, chosen[_KEYWORDS], chosen[_MY_HEALTH],
@@ -350,8 +373,3 @@ def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tup
         )  # fmt: skip
     drafts.sort(key=lambda draft: draft[1])  # stable: equal costs keep generation order
     return tuple(_new_card(Card, (base_id, *draft)) for base_id, draft in enumerate(drafts))
-
-
-def _next_doubles(rng: JavaRandom, count: int) -> list[float]:
-    next_double = rng.next_double
-    return [next_double() for _ in range(count)]

@@ -25,6 +25,8 @@ from .cards import (
     Area,
     Card,
     CardType,
+    DoubleStreams,
+    java_double_streams,
 )
 from .deckbuilding import (
     MAX_COPIES,
@@ -333,12 +335,14 @@ class State:
         version: str | RuleSet = "1.5",
         params: Mapping[str, object] | GameParameters | None = None,
         league: int = 4,
+        card_streams: DoubleStreams = java_double_streams,
     ) -> State:
         """A new game at the start of deck building.
 
         ``params`` are the official game parameters (``{"seed": 42}``, ...); absent
         seeds are derived or drawn at random, and :attr:`params` keeps what was used.
         ``league`` is the CodinGame league level of the 1.0 draft pool (4 = all cards).
+        ``card_streams`` draws the 1.5 card generator's numbers (the envs pass a numpy one).
         """
         rules = ruleset(version)
         if isinstance(params, GameParameters):
@@ -354,7 +358,7 @@ class State:
         if rules.draft:
             draft = draft_triples(resolved, league)
         else:
-            pool = constructed_pool(resolved)
+            pool = constructed_pool(resolved, card_streams)
         return cls(
             rules,
             resolved,

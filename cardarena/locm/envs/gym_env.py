@@ -20,6 +20,7 @@ from ..params import GameParameters, resolve_parameters
 from ..rules import DEFAULT_VERSION, ruleset
 from ..state import IllegalActionError, Phase, State
 from .encoding import Encoder
+from .javastreams import double_streams
 from .policies import Policy, PolicySpec
 from .render import render_text
 
@@ -133,7 +134,7 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
         self.seat = int(seat)
         for policy in (self.opponent, self.deck_policy, self.battle_policy):
             policy.reseed(int(rng.integers(2**63)))
-        self.state = State.new(self.rules, resolved, self.league)
+        self.state = State.new(self.rules, resolved, self.league, double_streams)
         self._advance()
         self._potential = self._shaping_potential()
         return self._observe(), self._info()
