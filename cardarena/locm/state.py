@@ -466,14 +466,15 @@ class State:
         return []
 
     def is_legal(self, action: Action) -> bool:
-        if self.phase == Phase.BATTLE:
-            return action.type == ActionType.PASS or self._battle_legal(action)
-        if self.phase == Phase.DECK_BUILDING:
+        phase = self.phase
+        if phase is _BATTLE:
+            return action.type == _PASS_TYPE or self._battle_legal(action)
+        if phase is _DECK_BUILDING:
             if self.rules.draft:
                 return action in _PICK_ACTIONS
             counts = self.players[self.current_player].chosen_counts
             return (
-                action.type == ActionType.CHOOSE
+                action.type == _CHOOSE
                 and action.target == -1
                 and action.id in self.pool_by_id
                 and counts.get(action.id, 0) < MAX_COPIES
@@ -521,8 +522,15 @@ class State:
         chooser = self.players[player]
         counts = chooser.chosen_counts
         counts[card.base_id] = copies = counts.get(card.base_id, 0) + 1
-        if copies >= MAX_COPIES:
-            chooser.choosable = None
+        choosable = chooser.choosable
+        if copies >= MAX_COPIES and choosable is not None:
+            # The card's CHOOSE closes: drop it from the cache (recompute if listed twice).
+            closed = _new_action(Action, (_CHOOSE, card.base_id, -1))
+            if choosable.count(closed) == 1:
+                i = choosable.index(closed)
+                chooser.choosable = choosable[:i] + choosable[i + 1 :]
+            else:
+                chooser.choosable = None
         if len(self.players[0].chosen) == DECK_SIZE == len(self.players[1].chosen):
             self._start_battle()
 

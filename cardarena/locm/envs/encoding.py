@@ -13,6 +13,7 @@ the actions use the same slots, so "hand slot 2" means the same card in both.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -211,6 +212,8 @@ def _clip(value: int, low: int, high: int) -> int:
     return low if value < low else high if value > high else value
 
 
+_CACHE_LIMIT = 200_000
+"""Row caches are cleared when they reach this size (1.5 makes 120 new cards a game)."""
 _CARD_ROWS: dict[Card, tuple[float, ...]] = {}
 
 
@@ -233,8 +236,9 @@ def card_row(card: Card) -> tuple[float, ...]:
             area == 0, area == 1, area == 2,
         )  # fmt: skip
         row = tuple(float(v) for v in row)
-        if len(_CARD_ROWS) < 100_000:
-            _CARD_ROWS[card] = row
+        if len(_CARD_ROWS) >= _CACHE_LIMIT:
+            _CARD_ROWS.clear()
+        _CARD_ROWS[card] = row
     return row
 
 
@@ -243,26 +247,35 @@ _KEYWORD_BITS: tuple[tuple[float, ...], ...] = tuple(
 )
 
 
-_EMPTY_CREATURE_ARRAY = np.zeros(len(CREATURE_FIELDS), np.float32)
-_EMPTY_CARD_ARRAYS: tuple[np.ndarray, ...] = tuple(
-    np.zeros(len(CARD_FIELDS) * count, np.float32) for count in range(HAND_LIMIT + 1)
+_FLOAT32 = 4
+_EMPTY_CREATURE_BYTES = bytes(len(CREATURE_FIELDS) * _FLOAT32)
+_EMPTY_CARD_BYTES: tuple[bytes, ...] = tuple(
+    bytes(len(CARD_FIELDS) * count * _FLOAT32) for count in range(HAND_LIMIT + 1)
 )
-_CARD_ARRAYS: dict[Card, np.ndarray] = {}
-_CREATURE_ARRAYS: dict[tuple[int, int, int, int, int, bool], np.ndarray] = {}
+"""The rows of ``count`` empty hand slots."""
+_CARD_BYTES: dict[Card, bytes] = {}
+_CREATURE_BYTES: dict[tuple[int, int, int, int, int, bool], bytes] = {}
 """(base_id, attack, defense, keywords, lane, can_attack) -> its CREATURE_FIELDS row."""
+_HEAD = struct.Struct(f"{len(GLOBAL_FIELDS) + 2 * len(PLAYER_FIELDS) + len(MY_DECK_FIELDS)}f")
+"""The global, me, opponent and my_deck blocks, packed as float32."""
 
 
 def card_array(card: Card) -> np.ndarray:
-    """:func:`card_row` as a cached float32 array (never written to)."""
-    row = _CARD_ARRAYS.get(card)
+    """:func:`card_row` as a float32 array."""
+    return np.frombuffer(_card_bytes(card), np.float32)
+
+
+def _card_bytes(card: Card) -> bytes:
+    """:func:`card_row` as float32 bytes (cached: cards are immutable values)."""
+    row = _CARD_BYTES.get(card)
     if row is None:
-        row = np.array(card_row(card), np.float32)
-        if len(_CARD_ARRAYS) < 100_000:
-            _CARD_ARRAYS[card] = row
+        if len(_CARD_BYTES) >= _CACHE_LIMIT:
+            _CARD_BYTES.clear()
+        row = _CARD_BYTES[card] = np.array(card_row(card), np.float32).tobytes()
     return row
 
 
-def _creature_array(key: tuple[int, int, int, int, int, bool]) -> np.ndarray:
+def _creature_bytes(key: tuple[int, int, int, int, int, bool]) -> bytes:
     base_id, attack, defense, keywords, lane, can_attack = key
     return np.array(
         (
@@ -275,7 +288,7 @@ def _creature_array(key: tuple[int, int, int, int, int, bool]) -> np.ndarray:
             can_attack,
         ),
         np.float32,
-    )
+    ).tobytes()
 
 
 class Encoder:
@@ -292,7 +305,9 @@ class Encoder:
         self._offered = blocks["offered"][0]
         self._offer_rows = blocks["offered"][1]
         self._end = self.obs_layout.size
-        self._no_offers = np.zeros(self._end - self._offered, np.float32)
+        self._no_offers = bytes((self._end - self._offered) * _FLOAT32)
+        self._deck_histogram: tuple[list, int, object, object, list[int]] | None = None
+        """(deck, its length, first and last card, histogram): decks only shrink."""
         self._pool_block: tuple[tuple[Card, ...], np.ndarray] | None = None
         """(the pool, its encoded block): a 1.5 pool is encoded once per game."""
 
@@ -307,6 +322,18 @@ class Encoder:
         for creature in board:
             lane = creature.lane
             slots.append(counts[lane])
+            counts[lane] += 1
+        return slots
+
+    def _slot_ids(self, board: list) -> dict[int, int]:
+        """Instance id -> slot of each creature of a board."""
+        if not self.rules.has_lanes:
+            return {creature.id: slot for slot, creature in enumerate(board)}
+        counts = [0, 3]
+        slots = {}
+        for creature in board:
+            lane = creature.lane
+            slots[creature.id] = counts[lane]
             counts[lane] += 1
         return slots
 
@@ -338,37 +365,26 @@ class Encoder:
         me, opp = state.players[state.active], state.players[1 - state.active]
         lanes = layout.lanes
         summon, attack, use = layout.summon, layout.attack, layout.use
-        # Index bases by instance id: hand cards (summon, use), own and opponent creatures
-        # (attack source, attack target, item target). Ids are unique across all of them.
-        summon_base = {}
-        use_base = {}
-        for i, inst in enumerate(me.hand):
-            summon_base[inst.id] = summon + i * lanes
-            use_base[inst.id] = use + i * TARGETS_USE
-        attack_base = {}
-        own_target = {}
-        for creature, slot in zip(me.board, self.board_slots(me.board), strict=True):
-            attack_base[creature.id] = attack + slot * TARGETS_ATTACK
-            own_target[creature.id] = 1 + slot
-        opp_target = {}
-        for creature, slot in zip(opp.board, self.board_slots(opp.board), strict=True):
-            opp_target[creature.id] = 1 + slot
+        # Slots by instance id: hand cards, own and opponent creatures.
+        hand_slot = {inst.id: slot for slot, inst in enumerate(me.hand)}
+        my_slot = self._slot_ids(me.board)
+        opp_slot = self._slot_ids(opp.board)
         indices = []
         append = indices.append
-        for action in actions:
-            kind, target = action.type, action.target
+        for kind, ident, target in actions:
             if kind == _ATTACK:
-                append(attack_base[action.id] + (0 if target == -1 else opp_target[target]))
+                append(attack + my_slot[ident] * TARGETS_ATTACK
+                       + (0 if target == -1 else 1 + opp_slot[target]))  # fmt: skip
             elif kind == _SUMMON:
-                append(summon_base[action.id] + (target if target > 0 else 0))
+                append(summon + hand_slot[ident] * lanes + (target if target > 0 else 0))
             elif kind == _PASS:
                 append(0)
             elif target == -1:
-                append(use_base[action.id])
+                append(use + hand_slot[ident] * TARGETS_USE)
             else:
-                offset = own_target.get(target)  # a green item; else red or blue
-                append(use_base[action.id] + (offset if offset is not None
-                                              else BOARD_SLOTS + opp_target[target]))  # fmt: skip
+                own = my_slot.get(target)  # a green item; else red or blue
+                offset = 1 + own if own is not None else 1 + BOARD_SLOTS + opp_slot[target]
+                append(use + hand_slot[ident] * TARGETS_USE + offset)
         mask[indices] = True
         return mask
 
@@ -481,30 +497,25 @@ class Encoder:
                 side.runes[0] if side.runes else 0,
                 30 if draw > 30 else draw,
             )
-        histogram = [0] * len(MY_DECK_FIELDS)
-        if phase is Phase.DECK_BUILDING:
-            for card in me.chosen:
-                histogram[card.cost] += 1
-                histogram[13 + card.type] += 1
-        else:
-            for inst in me.deck:
-                card = inst.card
-                if card.base_id < 0:  # a placeholder (a state rebuilt from a bot's input)
-                    continue
-                histogram[card.cost] += 1
-                histogram[13 + card.type] += 1
-        values += histogram
         if phase is not Phase.DECK_BUILDING:
-            # Battle: cached float32 rows of cards and creatures, concatenated once.
-            pieces = [np.array(values, np.float32)]
-            for inst in me.hand:
-                pieces.append(card_array(inst.card))
-            if len(me.hand) < HAND_LIMIT:
-                pieces.append(_EMPTY_CARD_ARRAYS[HAND_LIMIT - len(me.hand)])
-            self._board_arrays(pieces, me.board)
-            self._board_arrays(pieces, opp.board)
+            # Battle: one join of cached float32 rows (cards, creatures) after the head.
+            values += self._battle_histogram(me.deck)
+            hand = me.hand
+            pieces = [_HEAD.pack(*values)]
+            cache = _CARD_BYTES
+            for inst in hand:
+                row = cache.get(inst.card)
+                pieces.append(row if row is not None else _card_bytes(inst.card))
+            pieces.append(_EMPTY_CARD_BYTES[HAND_LIMIT - len(hand)])
+            self._board_rows(pieces, me.board)
+            self._board_rows(pieces, opp.board)
             pieces.append(self._no_offers)
-            return np.concatenate(pieces)
+            return np.frombuffer(bytearray(b"".join(pieces)), np.float32)
+        histogram = [0] * len(MY_DECK_FIELDS)
+        for card in me.chosen:
+            histogram[card.cost] += 1
+            histogram[13 + card.type] += 1
+        values += histogram
         obs = np.zeros(self._end, np.float32)
         obs[: len(values)] = values
         if self.rules.draft:
@@ -526,11 +537,35 @@ class Encoder:
                     obs[column + i * width] = copies
         return obs
 
-    def _board_arrays(self, pieces: list[np.ndarray], board: list) -> None:
+    def _battle_histogram(self, deck: list) -> list[int]:
+        """The my_deck block of a battle deck, kept while the deck only loses its top."""
+        cached = self._deck_histogram
+        size = len(deck)
+        if (
+            size
+            and cached is not None
+            and cached[0] is deck
+            and cached[1] == size
+            and cached[2] is deck[0]
+            and cached[3] is deck[-1]
+        ):
+            return cached[4]
+        histogram = [0] * len(MY_DECK_FIELDS)
+        for inst in deck:
+            card = inst.card
+            if card.base_id < 0:  # a placeholder (a state rebuilt from a bot's input)
+                continue
+            histogram[card.cost] += 1
+            histogram[13 + card.type] += 1
+        if size:
+            self._deck_histogram = (deck, size, deck[0], deck[-1], histogram)
+        return histogram
+
+    def _board_rows(self, pieces: list[bytes], board: list) -> None:
         """Append the 6 creature rows of a board, each at its slot."""
-        rows: list[np.ndarray] = [_EMPTY_CREATURE_ARRAY] * BOARD_SLOTS
+        rows: list[bytes] = [_EMPTY_CREATURE_BYTES] * BOARD_SLOTS
         counts = [0, 3] if self.rules.has_lanes else [0, 0]
-        cache = _CREATURE_ARRAYS
+        cache = _CREATURE_BYTES
         for creature in board:
             lane = creature.lane
             slot = counts[lane]
@@ -539,9 +574,9 @@ class Encoder:
                    creature.keywords, lane, creature.can_attack)  # fmt: skip
             row = cache.get(key)
             if row is None:
-                row = cache[key] = _creature_array(key)
-                if len(cache) > 200_000:
+                if len(cache) >= _CACHE_LIMIT:
                     cache.clear()
+                row = cache[key] = _creature_bytes(key)
             rows[slot] = row
         pieces += rows
 
