@@ -472,14 +472,17 @@ class State:
         if phase is _DECK_BUILDING:
             if self.rules.draft:
                 return action in _PICK_ACTIONS
-            counts = self.players[self.current_player].chosen_counts
-            return (
-                action.type == _CHOOSE
-                and action.target == -1
-                and action.id in self.pool_by_id
-                and counts.get(action.id, 0) < MAX_COPIES
-            )
+            return self._choice_legal(self.current_player, action)
         return False
+
+    def _choice_legal(self, player: int, action: Action) -> bool:
+        """1.5: may ``player`` CHOOSE now (a pool card it holds fewer than 2 copies of)?"""
+        return (
+            action.type == _CHOOSE
+            and action.target == -1
+            and action.id in self.pool_by_id
+            and self.players[player].chosen_counts.get(action.id, 0) < MAX_COPIES
+        )
 
     def apply(self, action: Action) -> None:
         """Apply one action of :attr:`current_player`; raise IllegalActionError if illegal."""
@@ -503,7 +506,7 @@ class State:
             if action.type == _PICK and action.target == -1 and 0 <= action.id <= 2:
                 self.add_choice(player, self.draft[len(self.players[player].chosen)][action.id])
                 return
-        elif self.is_legal(action):
+        elif self._choice_legal(player, action):
             self.add_choice(player, self.pool_by_id[action.id])
             return
         raise IllegalActionError(
@@ -597,9 +600,10 @@ class State:
                     )
                 else:
                     lanes_open = (-1,) if len(my_board) < capacity else ()
+                summon_rows = _ACTION_ROWS[_SUMMON]
                 for lane in lanes_open:
                     for card_id in summonable:
-                        row = _action_row(_SUMMON, card_id)
+                        row = summon_rows.get(card_id) or _action_row(_SUMMON, card_id)
                         action = row.get(lane)
                         if action is None:
                             action = row[lane] = _new_action(Action, (_SUMMON, card_id, lane))
@@ -621,7 +625,7 @@ class State:
                 if guards[1]:
                     lanes[1] = guards[1]
             attacker = creature.id
-            row = _action_row(_ATTACK, attacker)
+            row = _ACTION_ROWS[_ATTACK].get(attacker) or _action_row(_ATTACK, attacker)
             for target in lanes[creature.lane]:
                 action = row.get(target)
                 if action is None:
@@ -636,7 +640,7 @@ class State:
                 targets = [-1, *(c.id for c in opp_board)]
             else:
                 targets = [c.id for c in opp_board]
-            row = _action_row(_USE, item)
+            row = _ACTION_ROWS[_USE].get(item) or _action_row(_USE, item)
             for target in targets:
                 action = row.get(target)
                 if action is None:
