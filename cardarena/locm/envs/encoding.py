@@ -31,6 +31,8 @@ TARGETS_USE = 1 + 2 * BOARD_SLOTS
 POOL_SIZE_1_5 = 120
 
 _PASS, _SUMMON, _ATTACK, _USE, _PICK, _CHOOSE = (int(kind) for kind in ActionType)
+_new_action = tuple.__new__
+_PASS_ACTION = Action(_PASS)
 
 
 @dataclass(frozen=True)
@@ -344,7 +346,7 @@ class Encoder:
         layout = self.actions
         mask = np.zeros(layout.size, bool) if out is None else out
         if out is not None:
-            mask[:] = False
+            mask.fill(False)
         phase = state.phase
         if phase is Phase.ENDED:
             return mask
@@ -369,23 +371,20 @@ class Encoder:
         hand_slot = {inst.id: slot for slot, inst in enumerate(me.hand)}
         my_slot = self._slot_ids(me.board)
         opp_slot = self._slot_ids(opp.board)
-        indices = []
-        append = indices.append
         for kind, ident, target in actions:
             if kind == _ATTACK:
-                append(attack + my_slot[ident] * TARGETS_ATTACK
-                       + (0 if target == -1 else 1 + opp_slot[target]))  # fmt: skip
+                target_slot = 0 if target == -1 else 1 + opp_slot[target]
+                mask[attack + my_slot[ident] * TARGETS_ATTACK + target_slot] = True
             elif kind == _SUMMON:
-                append(summon + hand_slot[ident] * lanes + (target if target > 0 else 0))
+                mask[summon + hand_slot[ident] * lanes + (target if target > 0 else 0)] = True
             elif kind == _PASS:
-                append(0)
+                mask[0] = True
             elif target == -1:
-                append(use + hand_slot[ident] * TARGETS_USE)
+                mask[use + hand_slot[ident] * TARGETS_USE] = True
             else:
                 own = my_slot.get(target)  # a green item; else red or blue
                 offset = 1 + own if own is not None else 1 + BOARD_SLOTS + opp_slot[target]
-                append(use + hand_slot[ident] * TARGETS_USE + offset)
-        mask[indices] = True
+                mask[use + hand_slot[ident] * TARGETS_USE + offset] = True
         return mask
 
     def decode(self, state: State, index: int) -> Action:
@@ -415,10 +414,10 @@ class Encoder:
                 return None
             offset = index - layout.deck
             if self.rules.draft:
-                return Action(_PICK, offset)
+                return _new_action(Action, (_PICK, offset, -1))
             return state.pool_actions[offset] if offset < len(state.pool_actions) else None
         if index == 0:
-            return Action(_PASS)
+            return _PASS_ACTION
         if index >= layout.deck:
             return None
         me, opp = state.players[state.active], state.players[1 - state.active]
@@ -426,22 +425,23 @@ class Encoder:
             slot, lane = divmod(index - layout.summon, layout.lanes)
             if slot >= len(me.hand):
                 return None
-            return Action(_SUMMON, me.hand[slot].id, lane if self.rules.has_lanes else -1)
+            lane = lane if self.rules.has_lanes else -1
+            return _new_action(Action, (_SUMMON, me.hand[slot].id, lane))
         if index < layout.use:
             slot, target = divmod(index - layout.attack, TARGETS_ATTACK)
             attacker = self._creature_at(me.board, slot)
             if attacker is None:
                 return None
             if target == 0:
-                return Action(_ATTACK, attacker, -1)
+                return _new_action(Action, (_ATTACK, attacker, -1))
             defender = self._creature_at(opp.board, target - 1)
-            return None if defender is None else Action(_ATTACK, attacker, defender)
+            return None if defender is None else _new_action(Action, (_ATTACK, attacker, defender))
         slot, target = divmod(index - layout.use, TARGETS_USE)
         if slot >= len(me.hand):
             return None
         item = me.hand[slot]
         if target == 0:
-            return Action(_USE, item.id, -1)
+            return _new_action(Action, (_USE, item.id, -1))
         if target <= BOARD_SLOTS:
             if item.card.type != 1:
                 return None
@@ -450,7 +450,7 @@ class Encoder:
             if item.card.type == 1:
                 return None
             creature = self._creature_at(opp.board, target - 1 - BOARD_SLOTS)
-        return None if creature is None else Action(_USE, item.id, creature)
+        return None if creature is None else _new_action(Action, (_USE, item.id, creature))
 
     def _creature_at(self, board: list, slot: int) -> int | None:
         for creature, creature_slot in zip(board, self.board_slots(board), strict=True):
@@ -471,8 +471,8 @@ class Encoder:
     def observe(self, state: State, player: int) -> np.ndarray:
         """A new observation array of ``state`` as ``player`` sees it (nothing hidden shown).
 
-        In battle the array is one concatenation of cached float32 rows (cards,
-        creatures) and a short head: far cheaper than element-wise numpy writes.
+        In battle the array is one join of cached float32 byte rows (cards,
+        creatures) after a packed head: far cheaper than element-wise numpy writes.
         """
         me, opp = state.players[player], state.players[1 - player]
         phase = state.phase
