@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import struct
 from collections.abc import Callable, Sequence
 from enum import IntEnum
 from typing import NamedTuple
@@ -169,22 +170,55 @@ def _doubles(seed: int, count: int) -> list[float]:
 
 
 class _FloatTable:
-    """A weighted table with fractional weights: the official subtraction loop, kept exact."""
+    """A weighted table with fractional weights: the official subtraction loop, kept exact.
 
-    __slots__ = ("entries", "total")
+    The loop's stopping entry is monotone in ``x`` (each rounded subtraction is), so
+    entry ``k`` is reached exactly when ``x <= bounds[k]``, the largest ``x`` for which
+    the loop itself stops by ``k`` (found at import by bisecting over doubles, running
+    the loop): :meth:`pick` is then one bisection, with the same result as the loop.
+    """
+
+    __slots__ = ("bounds", "entries", "total")
 
     def __init__(self, entries: Sequence[tuple[int, float]]) -> None:
         # Totals are summed in file order; math.fsum equals Java's compensated sum here.
         self.total = math.fsum(weight for _value, weight in entries)
         self.entries = tuple(sorted(entries, key=lambda entry: entry[1]))
+        top = _double_bits(2.0 * self.total)  # x = u * total < total
+        bounds = []
+        for k in range(len(self.entries) - 1):
+            low, high = 0, top  # the loop stops by k at x = 0: the last such double
+            while low < high:
+                middle = (low + high + 1) // 2
+                if self.loop_index(_bits_double(middle)) <= k:
+                    low = middle
+                else:
+                    high = middle - 1
+            bounds.append(_bits_double(low))
+        bounds.append(math.inf)  # the last entry: where the loop stops or falls through
+        self.bounds = tuple(bounds)
 
-    def pick(self, u: float) -> int:
-        x = u * self.total
-        for value, weight in self.entries:
+    def loop_index(self, x: float) -> int:
+        """The official loop from ``x``: the index of the entry it stops at."""
+        for index, (_value, weight) in enumerate(self.entries):
             x -= weight
             if x <= 0:
-                return value
-        return self.entries[-1][0]
+                return index
+        return len(self.entries) - 1
+
+    def pick(self, u: float) -> int:
+        return self.entries[bisect.bisect_left(self.bounds, u * self.total)][0]
+
+
+def _double_bits(x: float) -> int:
+    """The bit pattern of a non-negative double (ordered like the doubles themselves)."""
+    bits: int = struct.unpack("<q", struct.pack("<d", x))[0]
+    return bits
+
+
+def _bits_double(bits: int) -> float:
+    value: float = struct.unpack("<d", struct.pack("<q", bits))[0]
+    return value
 
 
 class _IntTable:
@@ -314,12 +348,21 @@ def generate_cards(
     blue = int(CardType.BLUE_ITEM)
     red = int(CardType.RED_ITEM)
     creature = int(CardType.CREATURE)
-    pick_type, pick_mana = _TYPE_TABLE.pick, _MANA_TABLE.pick
+    type_entries, type_bounds, type_total = (
+        _TYPE_TABLE.entries,
+        _TYPE_TABLE.bounds,
+        _TYPE_TABLE.total,
+    )
+    mana_entries, mana_bounds, mana_total = (
+        _MANA_TABLE.entries,
+        _MANA_TABLE.bounds,
+        _MANA_TABLE.total,
+    )
 
     drafts: list[tuple[int, int, int, int, int, int, int, int, int]] = []
     for i in range(count):
-        card_type = pick_type(types[i])
-        mana = pick_mana(manas[i])
+        card_type = type_entries[bisect_left(type_bounds, types[i] * type_total)][0]
+        mana = mana_entries[bisect_left(mana_bounds, manas[i] * mana_total)][0]
         budget = float(mana)
         chosen = [0, 0, 0, 0, 0]  # by property slot (area 0 = Target); [_KEYWORDS] = bits
         j5, j4, j3, j2 = swaps[i]  # Collections.shuffle: swap(i - 1, j) for i = 5..2
