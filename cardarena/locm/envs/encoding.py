@@ -219,25 +219,29 @@ _CACHE_LIMIT = 200_000
 _CARD_ROWS: dict[Card, tuple[float, ...]] = {}
 
 
+def _card_values(card: Card) -> tuple[int | bool, ...]:
+    """The CARD_FIELDS values of a card, as ints and bools."""
+    kind, kw, area = card.type, card.keywords, card.area
+    return (
+        1,
+        _clip(card.base_id, 0, 160),
+        kind == 0, kind == 1, kind == 2, kind == 3,
+        _clip(card.cost, 0, 12),
+        _clip(card.attack, -99, 99),
+        _clip(card.defense, -99, 99),
+        kw & 1, kw >> 1 & 1, kw >> 2 & 1, kw >> 3 & 1, kw >> 4 & 1, kw >> 5 & 1,
+        _clip(card.my_health, -99, 99),
+        _clip(card.opp_health, -99, 99),
+        _clip(card.draw, 0, 9),
+        area == 0, area == 1, area == 2,
+    )  # fmt: skip
+
+
 def card_row(card: Card) -> tuple[float, ...]:
     """The CARD_FIELDS values of a card (cached: cards are immutable and shared)."""
     row = _CARD_ROWS.get(card)
     if row is None:
-        kind, kw, area = card.type, card.keywords, card.area
-        row = (
-            1.0,
-            _clip(card.base_id, 0, 160),
-            kind == 0, kind == 1, kind == 2, kind == 3,
-            _clip(card.cost, 0, 12),
-            _clip(card.attack, -99, 99),
-            _clip(card.defense, -99, 99),
-            kw & 1, kw >> 1 & 1, kw >> 2 & 1, kw >> 3 & 1, kw >> 4 & 1, kw >> 5 & 1,
-            _clip(card.my_health, -99, 99),
-            _clip(card.opp_health, -99, 99),
-            _clip(card.draw, 0, 9),
-            area == 0, area == 1, area == 2,
-        )  # fmt: skip
-        row = tuple(float(v) for v in row)
+        row = tuple(float(v) for v in _card_values(card))
         if len(_CARD_ROWS) >= _CACHE_LIMIT:
             _CARD_ROWS.clear()
         _CARD_ROWS[card] = row
@@ -260,6 +264,8 @@ _CREATURE_BYTES: dict[tuple[int, int, int, int, int, bool], bytes] = {}
 """(base_id, attack, defense, keywords, lane, can_attack) -> its CREATURE_FIELDS row."""
 _HEAD = struct.Struct(f"{len(GLOBAL_FIELDS) + 2 * len(PLAYER_FIELDS) + len(MY_DECK_FIELDS)}f")
 """The global, me, opponent and my_deck blocks, packed as float32."""
+_CARD_STRUCT = struct.Struct(f"{len(CARD_FIELDS)}f")
+_CREATURE_STRUCT = struct.Struct(f"{len(CREATURE_FIELDS)}f")
 
 
 def card_array(card: Card) -> np.ndarray:
@@ -273,24 +279,21 @@ def _card_bytes(card: Card) -> bytes:
     if row is None:
         if len(_CARD_BYTES) >= _CACHE_LIMIT:
             _CARD_BYTES.clear()
-        row = _CARD_BYTES[card] = np.array(card_row(card), np.float32).tobytes()
+        row = _CARD_BYTES[card] = _CARD_STRUCT.pack(*_card_values(card))
     return row
 
 
 def _creature_bytes(key: tuple[int, int, int, int, int, bool]) -> bytes:
     base_id, attack, defense, keywords, lane, can_attack = key
-    return np.array(
-        (
-            1.0,
-            _clip(base_id, 0, 160),
-            _clip(attack, 0, 99),
-            _clip(defense, 0, 99),
-            *_KEYWORD_BITS[keywords & 63],
-            lane,
-            can_attack,
-        ),
-        np.float32,
-    ).tobytes()
+    return _CREATURE_STRUCT.pack(
+        1,
+        _clip(base_id, 0, 160),
+        _clip(attack, 0, 99),
+        _clip(defense, 0, 99),
+        *_KEYWORD_BITS[keywords & 63],
+        lane,
+        can_attack,
+    )
 
 
 class Encoder:
