@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import operator
 import struct
 from collections.abc import Callable, Sequence
 from enum import IntEnum
@@ -297,6 +298,8 @@ def java_double_streams(seeds: Sequence[int], count: int) -> list[list[float]]:
     return [_doubles(seed, count) for seed in seeds]
 
 
+_by_cost = operator.itemgetter(1)
+"""The sort key of a generated card's fields (type, cost, ...): its cost."""
 _ALLOWED_KEYWORDS: tuple[tuple[int, ...], ...] = tuple(
     tuple(bit for bit in _KEYWORD_BITS_IN_ORDER if not bit & taken) for taken in range(64)
 )
@@ -414,5 +417,5 @@ def generate_cards(
             (card_type, mana, attack, defense, chosen[_KEYWORDS], chosen[_MY_HEALTH],
              chosen[_OPP_HEALTH], chosen[_DRAW], chosen[_AREA])
         )  # fmt: skip
-    drafts.sort(key=lambda draft: draft[1])  # stable: equal costs keep generation order
-    return tuple(_new_card(Card, (base_id, *draft)) for base_id, draft in enumerate(drafts))
+    drafts.sort(key=_by_cost)  # stable: equal costs keep generation order
+    return tuple([_new_card(Card, (base_id, *draft)) for base_id, draft in enumerate(drafts)])

@@ -365,7 +365,7 @@ class State:
             league,
             draft,
             pool,
-            tuple(Action(_CHOOSE, card.base_id) for card in pool),
+            tuple([_new_action(Action, (_CHOOSE, card.base_id, -1)) for card in pool]),
             {card.base_id: card for card in pool},
             (Player(0, rules.runes), Player(1, rules.runes)),
             _DECK_BUILDING,
@@ -593,11 +593,10 @@ class State:
                     for creature in my_board:
                         if creature.lane == 0:
                             left += 1
-                    lanes_open = tuple(
-                        lane
-                        for lane, count in ((0, left), (1, len(my_board) - left))
-                        if count < capacity
-                    )
+                    if left < capacity:
+                        lanes_open = (0, 1) if len(my_board) - left < capacity else (0,)
+                    else:
+                        lanes_open = (1,) if len(my_board) - left < capacity else ()
                 else:
                     lanes_open = (-1,) if len(my_board) < capacity else ()
                 summon_rows = _ACTION_ROWS[_SUMMON]
