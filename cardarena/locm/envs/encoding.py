@@ -456,9 +456,15 @@ class Encoder:
         return None if creature is None else _new_action(Action, (_USE, item.id, creature))
 
     def _creature_at(self, board: list, slot: int) -> int | None:
-        for creature, creature_slot in zip(board, self.board_slots(board), strict=True):
-            if creature_slot == slot:
-                return creature.id
+        """The instance id of the creature in a board slot, or None if it is empty."""
+        if not self.rules.has_lanes:
+            return board[slot].id if slot < len(board) else None
+        lane, index = divmod(slot, 3)  # lane 0: slots 0-2, lane 1: slots 3-5
+        for creature in board:
+            if creature.lane == lane:
+                if index == 0:
+                    return creature.id
+                index -= 1
         return None
 
     def encode_action(self, state: State, action: Action) -> int:
