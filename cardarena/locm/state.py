@@ -458,9 +458,11 @@ class State:
             if player.choosable is None:
                 counts = player.chosen_counts
                 player.choosable = tuple(
-                    action
-                    for action, card in zip(self.pool_actions, self.pool, strict=True)
-                    if counts.get(card.base_id, 0) < MAX_COPIES
+                    [
+                        action
+                        for action, card in zip(self.pool_actions, self.pool, strict=True)
+                        if counts.get(card.base_id, 0) < MAX_COPIES
+                    ]
                 )
             return list(player.choosable)
         return []

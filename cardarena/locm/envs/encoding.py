@@ -32,6 +32,7 @@ POOL_SIZE_1_5 = 120
 
 _PASS, _SUMMON, _ATTACK, _USE, _PICK, _CHOOSE = (int(kind) for kind in ActionType)
 _new_action = tuple.__new__
+_DECK_BUILDING, _BATTLE, _ENDED = Phase.DECK_BUILDING, Phase.BATTLE, Phase.ENDED
 _PASS_ACTION = Action(_PASS)
 
 
@@ -486,27 +487,34 @@ class Encoder:
         me, opp = state.players[player], state.players[1 - player]
         phase = state.phase
         turn = state.turn
+        ended = phase is _ENDED
+        my_health, my_draw = me.health, me.draw_shown
+        opp_health, opp_draw = opp.health, opp.draw_shown
         values: list[float] = [
-            phase is Phase.DECK_BUILDING,
-            phase is Phase.BATTLE,
-            phase is Phase.ENDED,
+            phase is _DECK_BUILDING,
+            phase is _BATTLE,
+            ended,
             player,
-            phase is not Phase.ENDED and state.current_player == player,
+            not ended and state.current_player == player,
             0 if turn < 0 else 255 if turn > 255 else turn,
             len(me.chosen),
+            # PLAYER_FIELDS of me, then of the opponent.
+            -99 if my_health < -99 else 99 if my_health > 99 else my_health,
+            me.mana,
+            me.max_mana,
+            len(me.deck),
+            len(me.hand),
+            me.runes[0] if me.runes else 0,
+            30 if my_draw > 30 else my_draw,
+            -99 if opp_health < -99 else 99 if opp_health > 99 else opp_health,
+            opp.mana,
+            opp.max_mana,
+            len(opp.deck),
+            len(opp.hand),
+            opp.runes[0] if opp.runes else 0,
+            30 if opp_draw > 30 else opp_draw,
         ]
-        for side in (me, opp):
-            health, draw = side.health, side.draw_shown
-            values += (
-                -99 if health < -99 else 99 if health > 99 else health,
-                side.mana,
-                side.max_mana,
-                len(side.deck),
-                len(side.hand),
-                side.runes[0] if side.runes else 0,
-                30 if draw > 30 else draw,
-            )
-        if phase is not Phase.DECK_BUILDING:
+        if phase is not _DECK_BUILDING:
             # Battle: one join of cached float32 rows (cards, creatures) after the head.
             values += self._battle_histogram(me.deck)
             hand = me.hand
