@@ -10,7 +10,9 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Sequence
+import operator
+import struct
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 from typing import NamedTuple
 
@@ -169,22 +171,55 @@ def _doubles(seed: int, count: int) -> list[float]:
 
 
 class _FloatTable:
-    """A weighted table with fractional weights: the official subtraction loop, kept exact."""
+    """A weighted table with fractional weights: the official subtraction loop, kept exact.
 
-    __slots__ = ("entries", "total")
+    The loop's stopping entry is monotone in ``x`` (each rounded subtraction is), so
+    entry ``k`` is reached exactly when ``x <= bounds[k]``, the largest ``x`` for which
+    the loop itself stops by ``k`` (found at import by bisecting over doubles, running
+    the loop): :meth:`pick` is then one bisection, with the same result as the loop.
+    """
+
+    __slots__ = ("bounds", "entries", "total")
 
     def __init__(self, entries: Sequence[tuple[int, float]]) -> None:
         # Totals are summed in file order; math.fsum equals Java's compensated sum here.
         self.total = math.fsum(weight for _value, weight in entries)
         self.entries = tuple(sorted(entries, key=lambda entry: entry[1]))
+        top = _double_bits(2.0 * self.total)  # x = u * total < total
+        bounds = []
+        for k in range(len(self.entries) - 1):
+            low, high = 0, top  # the loop stops by k at x = 0: the last such double
+            while low < high:
+                middle = (low + high + 1) // 2
+                if self.loop_index(_bits_double(middle)) <= k:
+                    low = middle
+                else:
+                    high = middle - 1
+            bounds.append(_bits_double(low))
+        bounds.append(math.inf)  # the last entry: where the loop stops or falls through
+        self.bounds = tuple(bounds)
 
-    def pick(self, u: float) -> int:
-        x = u * self.total
-        for value, weight in self.entries:
+    def loop_index(self, x: float) -> int:
+        """The official loop from ``x``: the index of the entry it stops at."""
+        for index, (_value, weight) in enumerate(self.entries):
             x -= weight
             if x <= 0:
-                return value
-        return self.entries[-1][0]
+                return index
+        return len(self.entries) - 1
+
+    def pick(self, u: float) -> int:
+        return self.entries[bisect.bisect_left(self.bounds, u * self.total)][0]
+
+
+def _double_bits(x: float) -> int:
+    """The bit pattern of a non-negative double (ordered like the doubles themselves)."""
+    bits: int = struct.unpack("<q", struct.pack("<d", x))[0]
+    return bits
+
+
+def _bits_double(bits: int) -> float:
+    value: float = struct.unpack("<d", struct.pack("<q", bits))[0]
+    return value
 
 
 class _IntTable:
@@ -215,7 +250,6 @@ _KEYWORD_TABLE = _IntTable(_KEYWORD_PROPS)
 _DRAW_TABLE = _IntTable(_DRAW_PROPS)
 _MY_HEALTH_TABLE = _IntTable(_MY_HEALTH_PROPS)
 _OPP_HEALTH_TABLE = _IntTable(_OPP_HEALTH_PROPS)
-_KEYWORD_CHUNK = 64
 
 
 assert all(entry[1] == 1.0 for entry in _KEYWORD_TABLE.entries)
@@ -255,46 +289,83 @@ def _order_swaps(seed: int, count: int) -> list[tuple[int, int, int, int]]:
     return out
 
 
-def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tuple[Card, ...]:
+DoubleStreams = Callable[[Sequence[int], int], list[list[float]]]
+"""``streams(seeds, count)``: the first ``count`` ``nextDouble()`` of ``Random(seed)`` per seed."""
+
+
+def java_double_streams(seeds: Sequence[int], count: int) -> list[list[float]]:
+    """:data:`DoubleStreams` in pure Python (the envs pass a numpy one: same numbers)."""
+    return [_doubles(seed, count) for seed in seeds]
+
+
+_by_cost = operator.itemgetter(1)
+"""The sort key of a generated card's fields (type, cost, ...): its cost."""
+_ALLOWED_KEYWORDS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(bit for bit in _KEYWORD_BITS_IN_ORDER if not bit & taken) for taken in range(64)
+)
+"""The keyword bits still open to a card that has ``taken``, in table order."""
+
+
+def generate_cards(
+    card_gen_seed: int,
+    count: int = CARDS_IN_CONSTRUCTED,
+    streams: DoubleStreams = java_double_streams,
+) -> tuple[Card, ...]:
     """The 1.5 card set of ``cardGenSeed``, baseIds 0..count-1 in cost order.
 
     ``cardGenSeed`` only seeds 11 private generators (type, mana, area, property
     order, keyword count, keyword, draw, my health, opponent health, bonus attack,
     bonus defense, in that order); each private generator's draws are taken in
-    advance, which is invisible since nothing else reads them.
+    advance, which is invisible since nothing else reads them. ``streams`` computes
+    those draws (a faster implementation may be passed; the numbers must be the same).
     """
     parent = JavaRandom(card_gen_seed)
     seeds = [parent.next_int() for _ in range(11)]
-    types = _doubles(seeds[0], count)
-    manas = _doubles(seeds[1], count)
+    types, manas, areas, keyword_counts, draws, my_healths, opp_healths, attacks, defenses = (
+        streams([seeds[0], seeds[1], seeds[2], seeds[4], seeds[6], seeds[7], seeds[8],
+                 seeds[9], seeds[10]], count)
+    )  # fmt: skip
     swaps = _order_swaps(seeds[3], count)
-    keyword_counts = _doubles(seeds[4], count)
-    keyword_rng = JavaRandom(seeds[5])
-    # One draw per card for each of these tables, whether or not the property is kept.
-    # The shuffled property order holds (slot, draws, table); table None = keywords.
-    order: list[tuple[int, list[float], _IntTable | None]] = [
-        (_AREA, _doubles(seeds[2], count), _AREA_TABLE),
-        (_KEYWORDS, [], None),
-        (_DRAW, _doubles(seeds[6], count), _DRAW_TABLE),
-        (_MY_HEALTH, _doubles(seeds[7], count), _MY_HEALTH_TABLE),
-        (_OPP_HEALTH, _doubles(seeds[8], count), _OPP_HEALTH_TABLE),
+    keyword_doubles = streams([seeds[5]], count + count // 2 + 8)[0]  # extended if short
+    bisect_left = bisect.bisect_left
+
+    def picks(table: _IntTable, us: list[float]) -> list[tuple[int, float, float, float]]:
+        """One pick per card, whether or not the property is kept (one draw each)."""
+        entries, bounds, total = table.entries, table.bounds, table.total
+        return [entries[bisect_left(bounds, u * total)] for u in us]
+
+    # The shuffled property order holds (slot, picks); picks None = keywords.
+    order: list[tuple[int, list[tuple[int, float, float, float]] | None]] = [
+        (_AREA, picks(_AREA_TABLE, areas)),
+        (_KEYWORDS, None),
+        (_DRAW, picks(_DRAW_TABLE, draws)),
+        (_MY_HEALTH, picks(_MY_HEALTH_TABLE, my_healths)),
+        (_OPP_HEALTH, picks(_OPP_HEALTH_TABLE, opp_healths)),
     ]
-    attacks = _doubles(seeds[9], count)
-    defenses = _doubles(seeds[10], count)
-    keyword_doubles: list[float] = []
     keyword_index = 0
     keyword_count_index = 0
-    bisect_left = bisect.bisect_left
     ceil = math.ceil
     count_bounds, count_entries = _KEYWORD_COUNT_TABLE.bounds, _KEYWORD_COUNT_TABLE.entries
     count_total = _KEYWORD_COUNT_TABLE.total
+    allowed_keywords = _ALLOWED_KEYWORDS
     blue = int(CardType.BLUE_ITEM)
-    pick_type, pick_mana = _TYPE_TABLE.pick, _MANA_TABLE.pick
+    red = int(CardType.RED_ITEM)
+    creature = int(CardType.CREATURE)
+    type_entries, type_bounds, type_total = (
+        _TYPE_TABLE.entries,
+        _TYPE_TABLE.bounds,
+        _TYPE_TABLE.total,
+    )
+    mana_entries, mana_bounds, mana_total = (
+        _MANA_TABLE.entries,
+        _MANA_TABLE.bounds,
+        _MANA_TABLE.total,
+    )
 
     drafts: list[tuple[int, int, int, int, int, int, int, int, int]] = []
     for i in range(count):
-        card_type = pick_type(types[i])
-        mana = pick_mana(manas[i])
+        card_type = type_entries[bisect_left(type_bounds, types[i] * type_total)][0]
+        mana = mana_entries[bisect_left(mana_bounds, manas[i] * mana_total)][0]
         budget = float(mana)
         chosen = [0, 0, 0, 0, 0]  # by property slot (area 0 = Target); [_KEYWORDS] = bits
         j5, j4, j3, j2 = swaps[i]  # Collections.shuffle: swap(i - 1, j) for i = 5..2
@@ -302,11 +373,9 @@ def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tup
         order[3], order[j4] = order[j4], order[3]
         order[2], order[j3] = order[j3], order[2]
         order[1], order[j2] = order[j2], order[1]
-        for slot, draws, table in order:
-            if table is not None:
-                value, _w, mult, add = table.entries[
-                    bisect_left(table.bounds, draws[i] * table.total)
-                ]
+        for slot, kept in order:
+            if kept is not None:
+                value, _w, mult, add = kept[i]
                 spent = budget * mult - add
                 if spent < 0:
                     # The official builder undoes the cost arithmetically, rounding and all.
@@ -322,8 +391,8 @@ def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tup
             keywords = 0
             for _k in range(count_entries[bisect_left(count_bounds, u * count_total)][0]):
                 if keyword_index == len(keyword_doubles):
-                    keyword_doubles += _next_doubles(keyword_rng, _KEYWORD_CHUNK)
-                allowed = [bit for bit in _KEYWORD_BITS_IN_ORDER if not bit & keywords]
+                    keyword_doubles = streams([seeds[5]], 2 * keyword_index)[0]
+                allowed = allowed_keywords[keywords]
                 # All keyword weights are 1: the loop stops at the first k with x <= k + 1.
                 x = keyword_doubles[keyword_index] * len(allowed)
                 keyword_index += 1
@@ -336,22 +405,17 @@ def generate_cards(card_gen_seed: int, count: int = CARDS_IN_CONSTRUCTED) -> tup
             chosen[_KEYWORDS] = keywords
         attack = int(budget + (attacks[i] * _BONUS_STD + _BONUS_MEAN))
         defense = int(budget + (defenses[i] * _BONUS_STD + _BONUS_MEAN))
-        if card_type == CardType.CREATURE:
+        if card_type == creature:
             attack, defense = max(attack, 0), max(defense, 1)
         elif card_type == blue:
             attack, defense = 0, max(defense, 0)
         else:
             attack, defense = max(attack, 0), max(defense, 0)
-        if card_type >= CardType.RED_ITEM:
+        if card_type >= red:
             attack, defense = -attack, -defense
         drafts.append(
             (card_type, mana, attack, defense, chosen[_KEYWORDS], chosen[_MY_HEALTH],
              chosen[_OPP_HEALTH], chosen[_DRAW], chosen[_AREA])
         )  # fmt: skip
-    drafts.sort(key=lambda draft: draft[1])  # stable: equal costs keep generation order
-    return tuple(_new_card(Card, (base_id, *draft)) for base_id, draft in enumerate(drafts))
-
-
-def _next_doubles(rng: JavaRandom, count: int) -> list[float]:
-    next_double = rng.next_double
-    return [next_double() for _ in range(count)]
+    drafts.sort(key=_by_cost)  # stable: equal costs keep generation order
+    return tuple([_new_card(Card, (base_id, *draft)) for base_id, draft in enumerate(drafts)])

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cards import CARD_LIST, CARDS_BY_ID, CARDS_IN_CONSTRUCTED, Card, draft_pool_cards
+from .cards import (
+    CARD_LIST,
+    CARDS_BY_ID,
+    CARDS_IN_CONSTRUCTED,
+    Card,
+    DoubleStreams,
+    draft_pool_cards,
+    generate_cards,
+    java_double_streams,
+)
 from .javarandom import JavaRandom
 from .params import GameParameters
 from .rules import DECK_SIZE
@@ -61,23 +70,25 @@ def draft_pool_distinct_count(
     return min(DRAFT_POOL_SIZE, len(draft_pool_cards(league if params.version == "1.0" else 4)))
 
 
-def constructed_pool(params: GameParameters) -> tuple[Card, ...]:
-    """The cards offered in the 1.5 constructed turn, in the order they are listed."""
+def constructed_pool(
+    params: GameParameters, streams: DoubleStreams = java_double_streams
+) -> tuple[Card, ...]:
+    """The cards offered in the 1.5 constructed turn, in the order they are listed.
+
+    ``streams`` draws the card generator's random numbers (see ``generate_cards``).
+    """
     if params.predefined_constructed_ids is not None:
         # Offered as listed, unsorted (the official referee's intent for this parameter).
         if params.predefined_card_list_file is None:
-            from .cards import generate_cards
-
-            cardset = {card.base_id: card for card in generate_cards(params.seeds["cardGenSeed"])}
+            generated = generate_cards(params.seeds["cardGenSeed"], streams=streams)
+            cardset = {card.base_id: card for card in generated}
         else:
             cardset = CARDS_BY_ID
         return tuple(cardset[card_id] for card_id in params.predefined_constructed_ids)
     if params.predefined_card_list_file is None:
-        from .cards import generate_cards
-
         # The official referee then draws ~500 numbers from constructedChoicesSeed to
         # pick 120 of the 120 cards and sorts them back: no observable effect, skipped.
-        return generate_cards(params.seeds["cardGenSeed"])
+        return generate_cards(params.seeds["cardGenSeed"], streams=streams)
     allowed = CARD_LIST
     rng = JavaRandom(params.seeds["constructedChoicesSeed"])
     size = min(CARDS_IN_CONSTRUCTED, len(allowed))

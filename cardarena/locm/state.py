@@ -25,6 +25,8 @@ from .cards import (
     Area,
     Card,
     CardType,
+    DoubleStreams,
+    java_double_streams,
 )
 from .deckbuilding import (
     MAX_COPIES,
@@ -333,12 +335,14 @@ class State:
         version: str | RuleSet = "1.5",
         params: Mapping[str, object] | GameParameters | None = None,
         league: int = 4,
+        card_streams: DoubleStreams = java_double_streams,
     ) -> State:
         """A new game at the start of deck building.
 
         ``params`` are the official game parameters (``{"seed": 42}``, ...); absent
         seeds are derived or drawn at random, and :attr:`params` keeps what was used.
         ``league`` is the CodinGame league level of the 1.0 draft pool (4 = all cards).
+        ``card_streams`` draws the 1.5 card generator's numbers (the envs pass a numpy one).
         """
         rules = ruleset(version)
         if isinstance(params, GameParameters):
@@ -354,14 +358,14 @@ class State:
         if rules.draft:
             draft = draft_triples(resolved, league)
         else:
-            pool = constructed_pool(resolved)
+            pool = constructed_pool(resolved, card_streams)
         return cls(
             rules,
             resolved,
             league,
             draft,
             pool,
-            tuple(Action(_CHOOSE, card.base_id) for card in pool),
+            tuple([_new_action(Action, (_CHOOSE, card.base_id, -1)) for card in pool]),
             {card.base_id: card for card in pool},
             (Player(0, rules.runes), Player(1, rules.runes)),
             _DECK_BUILDING,
@@ -454,27 +458,33 @@ class State:
             if player.choosable is None:
                 counts = player.chosen_counts
                 player.choosable = tuple(
-                    action
-                    for action, card in zip(self.pool_actions, self.pool, strict=True)
-                    if counts.get(card.base_id, 0) < MAX_COPIES
+                    [
+                        action
+                        for action, card in zip(self.pool_actions, self.pool, strict=True)
+                        if counts.get(card.base_id, 0) < MAX_COPIES
+                    ]
                 )
             return list(player.choosable)
         return []
 
     def is_legal(self, action: Action) -> bool:
-        if self.phase == Phase.BATTLE:
-            return action.type == ActionType.PASS or self._battle_legal(action)
-        if self.phase == Phase.DECK_BUILDING:
+        phase = self.phase
+        if phase is _BATTLE:
+            return action.type == _PASS_TYPE or self._battle_legal(action)
+        if phase is _DECK_BUILDING:
             if self.rules.draft:
                 return action in _PICK_ACTIONS
-            counts = self.players[self.current_player].chosen_counts
-            return (
-                action.type == ActionType.CHOOSE
-                and action.target == -1
-                and action.id in self.pool_by_id
-                and counts.get(action.id, 0) < MAX_COPIES
-            )
+            return self._choice_legal(self.current_player, action)
         return False
+
+    def _choice_legal(self, player: int, action: Action) -> bool:
+        """1.5: may ``player`` CHOOSE now (a pool card it holds fewer than 2 copies of)?"""
+        return (
+            action.type == _CHOOSE
+            and action.target == -1
+            and action.id in self.pool_by_id
+            and self.players[player].chosen_counts.get(action.id, 0) < MAX_COPIES
+        )
 
     def apply(self, action: Action) -> None:
         """Apply one action of :attr:`current_player`; raise IllegalActionError if illegal."""
@@ -498,7 +508,7 @@ class State:
             if action.type == _PICK and action.target == -1 and 0 <= action.id <= 2:
                 self.add_choice(player, self.draft[len(self.players[player].chosen)][action.id])
                 return
-        elif self.is_legal(action):
+        elif self._choice_legal(player, action):
             self.add_choice(player, self.pool_by_id[action.id])
             return
         raise IllegalActionError(
@@ -517,8 +527,15 @@ class State:
         chooser = self.players[player]
         counts = chooser.chosen_counts
         counts[card.base_id] = copies = counts.get(card.base_id, 0) + 1
-        if copies >= MAX_COPIES:
-            chooser.choosable = None
+        choosable = chooser.choosable
+        if copies >= MAX_COPIES and choosable is not None:
+            # The card's CHOOSE closes: drop it from the cache (recompute if listed twice).
+            closed = _new_action(Action, (_CHOOSE, card.base_id, -1))
+            if choosable.count(closed) == 1:
+                i = choosable.index(closed)
+                chooser.choosable = choosable[:i] + choosable[i + 1 :]
+            else:
+                chooser.choosable = None
         if len(self.players[0].chosen) == DECK_SIZE == len(self.players[1].chosen):
             self._start_battle()
 
@@ -578,16 +595,16 @@ class State:
                     for creature in my_board:
                         if creature.lane == 0:
                             left += 1
-                    lanes_open = tuple(
-                        lane
-                        for lane, count in ((0, left), (1, len(my_board) - left))
-                        if count < capacity
-                    )
+                    if left < capacity:
+                        lanes_open = (0, 1) if len(my_board) - left < capacity else (0,)
+                    else:
+                        lanes_open = (1,) if len(my_board) - left < capacity else ()
                 else:
                     lanes_open = (-1,) if len(my_board) < capacity else ()
+                summon_rows = _ACTION_ROWS[_SUMMON]
                 for lane in lanes_open:
                     for card_id in summonable:
-                        row = _action_row(_SUMMON, card_id)
+                        row = summon_rows.get(card_id) or _action_row(_SUMMON, card_id)
                         action = row.get(lane)
                         if action is None:
                             action = row[lane] = _new_action(Action, (_SUMMON, card_id, lane))
@@ -609,7 +626,7 @@ class State:
                 if guards[1]:
                     lanes[1] = guards[1]
             attacker = creature.id
-            row = _action_row(_ATTACK, attacker)
+            row = _ACTION_ROWS[_ATTACK].get(attacker) or _action_row(_ATTACK, attacker)
             for target in lanes[creature.lane]:
                 action = row.get(target)
                 if action is None:
@@ -624,7 +641,7 @@ class State:
                 targets = [-1, *(c.id for c in opp_board)]
             else:
                 targets = [c.id for c in opp_board]
-            row = _action_row(_USE, item)
+            row = _ACTION_ROWS[_USE].get(item) or _action_row(_USE, item)
             for target in targets:
                 action = row.get(target)
                 if action is None:

@@ -13,6 +13,7 @@ the actions use the same slots, so "hand slot 2" means the same card in both.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,9 @@ TARGETS_USE = 1 + 2 * BOARD_SLOTS
 POOL_SIZE_1_5 = 120
 
 _PASS, _SUMMON, _ATTACK, _USE, _PICK, _CHOOSE = (int(kind) for kind in ActionType)
+_new_action = tuple.__new__
+_DECK_BUILDING, _BATTLE, _ENDED = Phase.DECK_BUILDING, Phase.BATTLE, Phase.ENDED
+_PASS_ACTION = Action(_PASS)
 
 
 @dataclass(frozen=True)
@@ -211,30 +215,37 @@ def _clip(value: int, low: int, high: int) -> int:
     return low if value < low else high if value > high else value
 
 
+_CACHE_LIMIT = 200_000
+"""Row caches are cleared when they reach this size (1.5 makes 120 new cards a game)."""
 _CARD_ROWS: dict[Card, tuple[float, ...]] = {}
+
+
+def _card_values(card: Card) -> tuple[int | bool, ...]:
+    """The CARD_FIELDS values of a card, as ints and bools."""
+    kind, kw, area = card.type, card.keywords, card.area
+    return (
+        1,
+        _clip(card.base_id, 0, 160),
+        kind == 0, kind == 1, kind == 2, kind == 3,
+        _clip(card.cost, 0, 12),
+        _clip(card.attack, -99, 99),
+        _clip(card.defense, -99, 99),
+        kw & 1, kw >> 1 & 1, kw >> 2 & 1, kw >> 3 & 1, kw >> 4 & 1, kw >> 5 & 1,
+        _clip(card.my_health, -99, 99),
+        _clip(card.opp_health, -99, 99),
+        _clip(card.draw, 0, 9),
+        area == 0, area == 1, area == 2,
+    )  # fmt: skip
 
 
 def card_row(card: Card) -> tuple[float, ...]:
     """The CARD_FIELDS values of a card (cached: cards are immutable and shared)."""
     row = _CARD_ROWS.get(card)
     if row is None:
-        kind, kw, area = card.type, card.keywords, card.area
-        row = (
-            1.0,
-            _clip(card.base_id, 0, 160),
-            kind == 0, kind == 1, kind == 2, kind == 3,
-            _clip(card.cost, 0, 12),
-            _clip(card.attack, -99, 99),
-            _clip(card.defense, -99, 99),
-            kw & 1, kw >> 1 & 1, kw >> 2 & 1, kw >> 3 & 1, kw >> 4 & 1, kw >> 5 & 1,
-            _clip(card.my_health, -99, 99),
-            _clip(card.opp_health, -99, 99),
-            _clip(card.draw, 0, 9),
-            area == 0, area == 1, area == 2,
-        )  # fmt: skip
-        row = tuple(float(v) for v in row)
-        if len(_CARD_ROWS) < 100_000:
-            _CARD_ROWS[card] = row
+        row = tuple(float(v) for v in _card_values(card))
+        if len(_CARD_ROWS) >= _CACHE_LIMIT:
+            _CARD_ROWS.clear()
+        _CARD_ROWS[card] = row
     return row
 
 
@@ -243,38 +254,46 @@ _KEYWORD_BITS: tuple[tuple[float, ...], ...] = tuple(
 )
 
 
-_EMPTY_CREATURE_ARRAY = np.zeros(len(CREATURE_FIELDS), np.float32)
-_EMPTY_CARD_ARRAYS: tuple[np.ndarray, ...] = tuple(
-    np.zeros(len(CARD_FIELDS) * count, np.float32) for count in range(HAND_LIMIT + 1)
+_FLOAT32 = 4
+_EMPTY_CREATURE_BYTES = bytes(len(CREATURE_FIELDS) * _FLOAT32)
+_EMPTY_CARD_BYTES: tuple[bytes, ...] = tuple(
+    bytes(len(CARD_FIELDS) * count * _FLOAT32) for count in range(HAND_LIMIT + 1)
 )
-_CARD_ARRAYS: dict[Card, np.ndarray] = {}
-_CREATURE_ARRAYS: dict[tuple[int, int, int, int, int, bool], np.ndarray] = {}
+"""The rows of ``count`` empty hand slots."""
+_CARD_BYTES: dict[Card, bytes] = {}
+_CREATURE_BYTES: dict[tuple[int, int, int, int, int, bool], bytes] = {}
 """(base_id, attack, defense, keywords, lane, can_attack) -> its CREATURE_FIELDS row."""
+_HEAD = struct.Struct(f"{len(GLOBAL_FIELDS) + 2 * len(PLAYER_FIELDS) + len(MY_DECK_FIELDS)}f")
+"""The global, me, opponent and my_deck blocks, packed as float32."""
+_CARD_STRUCT = struct.Struct(f"{len(CARD_FIELDS)}f")
+_CREATURE_STRUCT = struct.Struct(f"{len(CREATURE_FIELDS)}f")
 
 
 def card_array(card: Card) -> np.ndarray:
-    """:func:`card_row` as a cached float32 array (never written to)."""
-    row = _CARD_ARRAYS.get(card)
+    """:func:`card_row` as a float32 array."""
+    return np.frombuffer(_card_bytes(card), np.float32)
+
+
+def _card_bytes(card: Card) -> bytes:
+    """:func:`card_row` as float32 bytes (cached: cards are immutable values)."""
+    row = _CARD_BYTES.get(card)
     if row is None:
-        row = np.array(card_row(card), np.float32)
-        if len(_CARD_ARRAYS) < 100_000:
-            _CARD_ARRAYS[card] = row
+        if len(_CARD_BYTES) >= _CACHE_LIMIT:
+            _CARD_BYTES.clear()
+        row = _CARD_BYTES[card] = _CARD_STRUCT.pack(*_card_values(card))
     return row
 
 
-def _creature_array(key: tuple[int, int, int, int, int, bool]) -> np.ndarray:
+def _creature_bytes(key: tuple[int, int, int, int, int, bool]) -> bytes:
     base_id, attack, defense, keywords, lane, can_attack = key
-    return np.array(
-        (
-            1.0,
-            _clip(base_id, 0, 160),
-            _clip(attack, 0, 99),
-            _clip(defense, 0, 99),
-            *_KEYWORD_BITS[keywords & 63],
-            lane,
-            can_attack,
-        ),
-        np.float32,
+    return _CREATURE_STRUCT.pack(
+        1,
+        _clip(base_id, 0, 160),
+        _clip(attack, 0, 99),
+        _clip(defense, 0, 99),
+        *_KEYWORD_BITS[keywords & 63],
+        lane,
+        can_attack,
     )
 
 
@@ -292,7 +311,9 @@ class Encoder:
         self._offered = blocks["offered"][0]
         self._offer_rows = blocks["offered"][1]
         self._end = self.obs_layout.size
-        self._no_offers = np.zeros(self._end - self._offered, np.float32)
+        self._no_offers = bytes((self._end - self._offered) * _FLOAT32)
+        self._deck_histogram: tuple[list, int, object, object, list[int]] | None = None
+        """(deck, its length, first and last card, histogram): decks only shrink."""
         self._pool_block: tuple[tuple[Card, ...], np.ndarray] | None = None
         """(the pool, its encoded block): a 1.5 pool is encoded once per game."""
 
@@ -310,6 +331,18 @@ class Encoder:
             counts[lane] += 1
         return slots
 
+    def _slot_ids(self, board: list) -> dict[int, int]:
+        """Instance id -> slot of each creature of a board."""
+        if not self.rules.has_lanes:
+            return {creature.id: slot for slot, creature in enumerate(board)}
+        counts = [0, 3]
+        slots = {}
+        for creature in board:
+            lane = creature.lane
+            slots[creature.id] = counts[lane]
+            counts[lane] += 1
+        return slots
+
     # --- masks and decoding --------------------------------------------------------
 
     def mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:
@@ -317,7 +350,7 @@ class Encoder:
         layout = self.actions
         mask = np.zeros(layout.size, bool) if out is None else out
         if out is not None:
-            mask[:] = False
+            mask.fill(False)
         phase = state.phase
         if phase is Phase.ENDED:
             return mask
@@ -338,38 +371,24 @@ class Encoder:
         me, opp = state.players[state.active], state.players[1 - state.active]
         lanes = layout.lanes
         summon, attack, use = layout.summon, layout.attack, layout.use
-        # Index bases by instance id: hand cards (summon, use), own and opponent creatures
-        # (attack source, attack target, item target). Ids are unique across all of them.
-        summon_base = {}
-        use_base = {}
-        for i, inst in enumerate(me.hand):
-            summon_base[inst.id] = summon + i * lanes
-            use_base[inst.id] = use + i * TARGETS_USE
-        attack_base = {}
-        own_target = {}
-        for creature, slot in zip(me.board, self.board_slots(me.board), strict=True):
-            attack_base[creature.id] = attack + slot * TARGETS_ATTACK
-            own_target[creature.id] = 1 + slot
-        opp_target = {}
-        for creature, slot in zip(opp.board, self.board_slots(opp.board), strict=True):
-            opp_target[creature.id] = 1 + slot
-        indices = []
-        append = indices.append
-        for action in actions:
-            kind, target = action.type, action.target
+        # Slots by instance id: hand cards, own and opponent creatures.
+        hand_slot = {inst.id: slot for slot, inst in enumerate(me.hand)}
+        my_slot = self._slot_ids(me.board)
+        opp_slot = self._slot_ids(opp.board)
+        for kind, ident, target in actions:
             if kind == _ATTACK:
-                append(attack_base[action.id] + (0 if target == -1 else opp_target[target]))
+                target_slot = 0 if target == -1 else 1 + opp_slot[target]
+                mask[attack + my_slot[ident] * TARGETS_ATTACK + target_slot] = True
             elif kind == _SUMMON:
-                append(summon_base[action.id] + (target if target > 0 else 0))
+                mask[summon + hand_slot[ident] * lanes + (target if target > 0 else 0)] = True
             elif kind == _PASS:
-                append(0)
+                mask[0] = True
             elif target == -1:
-                append(use_base[action.id])
+                mask[use + hand_slot[ident] * TARGETS_USE] = True
             else:
-                offset = own_target.get(target)  # a green item; else red or blue
-                append(use_base[action.id] + (offset if offset is not None
-                                              else BOARD_SLOTS + opp_target[target]))  # fmt: skip
-        mask[indices] = True
+                own = my_slot.get(target)  # a green item; else red or blue
+                offset = 1 + own if own is not None else 1 + BOARD_SLOTS + opp_slot[target]
+                mask[use + hand_slot[ident] * TARGETS_USE + offset] = True
         return mask
 
     def decode(self, state: State, index: int) -> Action:
@@ -399,10 +418,10 @@ class Encoder:
                 return None
             offset = index - layout.deck
             if self.rules.draft:
-                return Action(_PICK, offset)
+                return _new_action(Action, (_PICK, offset, -1))
             return state.pool_actions[offset] if offset < len(state.pool_actions) else None
         if index == 0:
-            return Action(_PASS)
+            return _PASS_ACTION
         if index >= layout.deck:
             return None
         me, opp = state.players[state.active], state.players[1 - state.active]
@@ -410,22 +429,23 @@ class Encoder:
             slot, lane = divmod(index - layout.summon, layout.lanes)
             if slot >= len(me.hand):
                 return None
-            return Action(_SUMMON, me.hand[slot].id, lane if self.rules.has_lanes else -1)
+            lane = lane if self.rules.has_lanes else -1
+            return _new_action(Action, (_SUMMON, me.hand[slot].id, lane))
         if index < layout.use:
             slot, target = divmod(index - layout.attack, TARGETS_ATTACK)
             attacker = self._creature_at(me.board, slot)
             if attacker is None:
                 return None
             if target == 0:
-                return Action(_ATTACK, attacker, -1)
+                return _new_action(Action, (_ATTACK, attacker, -1))
             defender = self._creature_at(opp.board, target - 1)
-            return None if defender is None else Action(_ATTACK, attacker, defender)
+            return None if defender is None else _new_action(Action, (_ATTACK, attacker, defender))
         slot, target = divmod(index - layout.use, TARGETS_USE)
         if slot >= len(me.hand):
             return None
         item = me.hand[slot]
         if target == 0:
-            return Action(_USE, item.id, -1)
+            return _new_action(Action, (_USE, item.id, -1))
         if target <= BOARD_SLOTS:
             if item.card.type != 1:
                 return None
@@ -434,12 +454,18 @@ class Encoder:
             if item.card.type == 1:
                 return None
             creature = self._creature_at(opp.board, target - 1 - BOARD_SLOTS)
-        return None if creature is None else Action(_USE, item.id, creature)
+        return None if creature is None else _new_action(Action, (_USE, item.id, creature))
 
     def _creature_at(self, board: list, slot: int) -> int | None:
-        for creature, creature_slot in zip(board, self.board_slots(board), strict=True):
-            if creature_slot == slot:
-                return creature.id
+        """The instance id of the creature in a board slot, or None if it is empty."""
+        if not self.rules.has_lanes:
+            return board[slot].id if slot < len(board) else None
+        lane, index = divmod(slot, 3)  # lane 0: slots 0-2, lane 1: slots 3-5
+        for creature in board:
+            if creature.lane == lane:
+                if index == 0:
+                    return creature.id
+                index -= 1
         return None
 
     def encode_action(self, state: State, action: Action) -> int:
@@ -455,56 +481,58 @@ class Encoder:
     def observe(self, state: State, player: int) -> np.ndarray:
         """A new observation array of ``state`` as ``player`` sees it (nothing hidden shown).
 
-        In battle the array is one concatenation of cached float32 rows (cards,
-        creatures) and a short head: far cheaper than element-wise numpy writes.
+        In battle the array is one join of cached float32 byte rows (cards,
+        creatures) after a packed head: far cheaper than element-wise numpy writes.
         """
         me, opp = state.players[player], state.players[1 - player]
         phase = state.phase
         turn = state.turn
+        ended = phase is _ENDED
+        my_health, my_draw = me.health, me.draw_shown
+        opp_health, opp_draw = opp.health, opp.draw_shown
         values: list[float] = [
-            phase is Phase.DECK_BUILDING,
-            phase is Phase.BATTLE,
-            phase is Phase.ENDED,
+            phase is _DECK_BUILDING,
+            phase is _BATTLE,
+            ended,
             player,
-            phase is not Phase.ENDED and state.current_player == player,
+            not ended and state.current_player == player,
             0 if turn < 0 else 255 if turn > 255 else turn,
             len(me.chosen),
+            # PLAYER_FIELDS of me, then of the opponent.
+            -99 if my_health < -99 else 99 if my_health > 99 else my_health,
+            me.mana,
+            me.max_mana,
+            len(me.deck),
+            len(me.hand),
+            me.runes[0] if me.runes else 0,
+            30 if my_draw > 30 else my_draw,
+            -99 if opp_health < -99 else 99 if opp_health > 99 else opp_health,
+            opp.mana,
+            opp.max_mana,
+            len(opp.deck),
+            len(opp.hand),
+            opp.runes[0] if opp.runes else 0,
+            30 if opp_draw > 30 else opp_draw,
         ]
-        for side in (me, opp):
-            health, draw = side.health, side.draw_shown
-            values += (
-                -99 if health < -99 else 99 if health > 99 else health,
-                side.mana,
-                side.max_mana,
-                len(side.deck),
-                len(side.hand),
-                side.runes[0] if side.runes else 0,
-                30 if draw > 30 else draw,
-            )
-        histogram = [0] * len(MY_DECK_FIELDS)
-        if phase is Phase.DECK_BUILDING:
-            for card in me.chosen:
-                histogram[card.cost] += 1
-                histogram[13 + card.type] += 1
-        else:
-            for inst in me.deck:
-                card = inst.card
-                if card.base_id < 0:  # a placeholder (a state rebuilt from a bot's input)
-                    continue
-                histogram[card.cost] += 1
-                histogram[13 + card.type] += 1
-        values += histogram
-        if phase is not Phase.DECK_BUILDING:
-            # Battle: cached float32 rows of cards and creatures, concatenated once.
-            pieces = [np.array(values, np.float32)]
-            for inst in me.hand:
-                pieces.append(card_array(inst.card))
-            if len(me.hand) < HAND_LIMIT:
-                pieces.append(_EMPTY_CARD_ARRAYS[HAND_LIMIT - len(me.hand)])
-            self._board_arrays(pieces, me.board)
-            self._board_arrays(pieces, opp.board)
+        if phase is not _DECK_BUILDING:
+            # Battle: one join of cached float32 rows (cards, creatures) after the head.
+            values += self._battle_histogram(me.deck)
+            hand = me.hand
+            pieces = [_HEAD.pack(*values)]
+            cache = _CARD_BYTES
+            for inst in hand:
+                row = cache.get(inst.card)
+                pieces.append(row if row is not None else _card_bytes(inst.card))
+            pieces.append(_EMPTY_CARD_BYTES[HAND_LIMIT - len(hand)])
+            self._board_rows(pieces, me.board)
+            self._board_rows(pieces, opp.board)
             pieces.append(self._no_offers)
-            return np.concatenate(pieces)
+            return np.frombuffer(bytearray(b"".join(pieces)), np.float32)
+        histogram = [0] * len(MY_DECK_FIELDS)
+        for card in me.chosen:
+            histogram[card.cost] += 1
+            histogram[13 + card.type] += 1
+        values += histogram
         obs = np.zeros(self._end, np.float32)
         obs[: len(values)] = values
         if self.rules.draft:
@@ -526,11 +554,35 @@ class Encoder:
                     obs[column + i * width] = copies
         return obs
 
-    def _board_arrays(self, pieces: list[np.ndarray], board: list) -> None:
+    def _battle_histogram(self, deck: list) -> list[int]:
+        """The my_deck block of a battle deck, kept while the deck only loses its top."""
+        cached = self._deck_histogram
+        size = len(deck)
+        if (
+            size
+            and cached is not None
+            and cached[0] is deck
+            and cached[1] == size
+            and cached[2] is deck[0]
+            and cached[3] is deck[-1]
+        ):
+            return cached[4]
+        histogram = [0] * len(MY_DECK_FIELDS)
+        for inst in deck:
+            card = inst.card
+            if card.base_id < 0:  # a placeholder (a state rebuilt from a bot's input)
+                continue
+            histogram[card.cost] += 1
+            histogram[13 + card.type] += 1
+        if size:
+            self._deck_histogram = (deck, size, deck[0], deck[-1], histogram)
+        return histogram
+
+    def _board_rows(self, pieces: list[bytes], board: list) -> None:
         """Append the 6 creature rows of a board, each at its slot."""
-        rows: list[np.ndarray] = [_EMPTY_CREATURE_ARRAY] * BOARD_SLOTS
+        rows: list[bytes] = [_EMPTY_CREATURE_BYTES] * BOARD_SLOTS
         counts = [0, 3] if self.rules.has_lanes else [0, 0]
-        cache = _CREATURE_ARRAYS
+        cache = _CREATURE_BYTES
         for creature in board:
             lane = creature.lane
             slot = counts[lane]
@@ -539,9 +591,9 @@ class Encoder:
                    creature.keywords, lane, creature.can_attack)  # fmt: skip
             row = cache.get(key)
             if row is None:
-                row = cache[key] = _creature_array(key)
-                if len(cache) > 200_000:
+                if len(cache) >= _CACHE_LIMIT:
                     cache.clear()
+                row = cache[key] = _creature_bytes(key)
             rows[slot] = row
         pieces += rows
 

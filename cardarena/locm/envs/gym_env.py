@@ -20,6 +20,7 @@ from ..params import GameParameters, resolve_parameters
 from ..rules import DEFAULT_VERSION, ruleset
 from ..state import IllegalActionError, Phase, State
 from .encoding import Encoder
+from .javastreams import double_streams
 from .policies import Policy, PolicySpec
 from .render import render_text
 
@@ -84,6 +85,8 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
                     f"unknown shaping term {term!r}; known: {', '.join(SHAPING_TERMS)}"
                 )
         self.mode: Mode = mode
+        self._learning = {"game": None, "deckbuilding": Phase.DECK_BUILDING}.get(mode, Phase.BATTLE)
+        """The phase the learner plays (None: both)."""
         self.seat_option = seat
         self.league = league
         self.render_mode = render_mode
@@ -133,7 +136,7 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
         self.seat = int(seat)
         for policy in (self.opponent, self.deck_policy, self.battle_policy):
             policy.reseed(int(rng.integers(2**63)))
-        self.state = State.new(self.rules, resolved, self.league)
+        self.state = State.new(self.rules, resolved, self.league, double_streams)
         self._advance()
         self._potential = self._shaping_potential()
         return self._observe(), self._info()
@@ -177,24 +180,22 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
 
     # --- internals ---------------------------------------------------------------------
 
-    def _learner_decides(self, state: State) -> bool:
-        if state.current_player != self.seat:
-            return False
-        if self.mode == "game":
-            return True
-        learning = Phase.DECK_BUILDING if self.mode == "deckbuilding" else Phase.BATTLE
-        return state.phase is learning
-
     def _advance(self) -> None:
         """Let the policies play until the learner must decide or the game ends."""
         state = self.state
         assert state is not None
         seat = self.seat
-        while not state.is_terminal and not self._learner_decides(state):
+        learning = self._learning
+        while True:
+            phase = state.phase
+            if phase is Phase.ENDED:
+                break
             player = state.current_player
             if player != seat:
                 policy = self.opponent
-            elif state.phase is Phase.DECK_BUILDING:
+            elif learning is None or phase is learning:
+                break
+            elif phase is Phase.DECK_BUILDING:
                 policy = self.deck_policy
             else:
                 policy = self.battle_policy

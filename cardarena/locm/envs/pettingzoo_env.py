@@ -19,6 +19,7 @@ from ..params import resolve_parameters
 from ..rules import DEFAULT_VERSION, ruleset
 from ..state import IllegalActionError, State
 from .encoding import Encoder
+from .javastreams import double_streams
 from .render import render_text
 
 AGENTS = ("player_0", "player_1")
@@ -78,7 +79,9 @@ class LOCMAECEnv(AECEnv):
             else int(self._rng.integers(JAVA_LONG_MIN, JAVA_LONG_MAX, endpoint=True))
         }
         given.update(options.get("params") or {})
-        self.state = State.new(self.rules, resolve_parameters(self.rules, given), self.league)
+        self.state = State.new(
+            self.rules, resolve_parameters(self.rules, given), self.league, double_streams
+        )
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
