@@ -11,7 +11,7 @@ Hot-path notes: cards are immutable and shared; creatures and players are flat
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -515,6 +515,47 @@ class State:
             f"{action} is not a legal deck-building action for player {player} "
             f"in LOCM {self.version}"
         )
+
+    def random_action(self, draw: Callable[[], float]) -> Action:
+        """``legal_actions()[int(draw() * len(legal_actions()))]`` without building the list.
+
+        What :class:`~cardarena.locm.agents.RandomAgent` plays (the same draw, the same
+        action); deck building picks straight from the cached choices. ValueError once ended.
+        """
+        phase = self.phase
+        if phase is _DECK_BUILDING:
+            if self.rules.draft:
+                return _PICK_ACTIONS[int(draw() * 3)]
+            player = self.players[self.current_player]
+            choosable = player.choosable
+            if choosable is None:
+                self.legal_actions()  # fills the cache
+                choosable = player.choosable
+                assert choosable is not None
+            return choosable[int(draw() * len(choosable))]
+        actions = self._battle_actions() if phase is _BATTLE else []
+        if not actions:
+            raise ValueError("the game has ended: there is no legal action")
+        return actions[int(draw() * len(actions))]
+
+    def _apply_legal(self, action: Action) -> None:
+        """Apply an action taken from :meth:`legal_actions` (or :meth:`random_action`) of
+        this very state, skipping the legality check :meth:`apply` would repeat.
+
+        Internal: for callers that hold the legal list already (the envs, the random
+        agent's fast path). Anything else must go through :meth:`apply`.
+        """
+        if self.phase is _BATTLE:
+            if action.type == _PASS_TYPE:
+                self.start_turn()
+            else:
+                self.execute(action)
+            return
+        player = self.current_player
+        if self.rules.draft:
+            self.add_choice(player, self.draft[len(self.players[player].chosen)][action.id])
+        else:
+            self.add_choice(player, self.pool_by_id[action.id])
 
     # --- deck building -----------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 The 1.5 card generator's random streams (numpy jump-ahead vs the pure LCG), the
 bisection over exact stop bounds vs the official subtraction loop, and the envs'
-cached observation rows and masks vs a fresh encoder on an independent copy.
+cached observation rows and masks vs a fresh encoder on an independent copy, and
+the random agent's and the envs' unchecked apply vs the checked one.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from cardarena.locm.envs import LOCMBattleEnv, LOCMEnv, encoding
 from cardarena.locm.envs.encoding import Encoder
 from cardarena.locm.envs.javastreams import double_streams
 from cardarena.locm.javarandom import JavaRandom
+from cardarena.locm.state import State
 
 
 def test_numpy_streams_equal_java_random() -> None:
@@ -82,6 +84,29 @@ def test_cached_observations_and_masks_match_a_fresh_encoder(version: str) -> No
         assert obs.dtype == np.float32 and obs.flags.writeable
         assert np.array_equal(info["action_mask"], fresh.mask(copy))
         legal = np.flatnonzero(info["action_mask"])
+        # The actions step() applies unchecked are exactly the decoded legal indices.
+        assert sorted(env._legal) == legal.tolist()
+        assert all(env._legal[i] == fresh.decode(copy, int(i)) for i in legal)
         obs, _reward, terminated, _truncated, info = env.step(legal[rng.integers(len(legal))])
         if terminated:
             obs, info = env.reset()
+
+
+@pytest.mark.parametrize("version", ["1.0", "1.2", "1.5"])
+def test_random_action_and_unchecked_apply_equal_the_plain_path(version: str) -> None:
+    """random_action draws what legal_actions()[int(u * n)] gives; _apply_legal of a
+    legal action leaves the state apply() leaves, through deck building and battles."""
+    for game in range(4):
+        state = State.new(version, {"seed": 1000 + game})
+        draws, plain_draws = random.Random(game).random, random.Random(game).random
+        while not state.is_terminal:
+            actions = state.legal_actions()
+            action = state.random_action(draws)
+            assert action == actions[int(plain_draws() * len(actions))]
+            checked = state.clone()
+            checked.apply(action)
+            state._apply_legal(action)
+            assert state.to_dict() == checked.to_dict()
+            assert state.current_player == checked.current_player
+        with pytest.raises(ValueError, match="ended"):
+            state.random_action(draws)

@@ -16,7 +16,8 @@ class RandomAgent:
         self._random = random.Random(seed).random
 
     def act(self, state: State) -> Action:
-        actions = state.legal_actions()
-        if not actions:
-            raise ValueError("the game has ended: there is no legal action")
-        return actions[int(self._random() * len(actions))]
+        return state.random_action(self._random)
+
+    def play(self, state: State) -> None:
+        """Act and apply at once: the action is legal by construction (no second check)."""
+        state._apply_legal(state.random_action(self._random))

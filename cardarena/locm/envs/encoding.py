@@ -345,28 +345,46 @@ class Encoder:
 
     # --- masks and decoding --------------------------------------------------------
 
-    def mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:
-        """The legal actions of the player to act as a boolean vector (all False once ended)."""
+    def mask(
+        self,
+        state: State,
+        out: np.ndarray | None = None,
+        legal: dict[int, Action] | None = None,
+    ) -> np.ndarray:
+        """The legal actions of the player to act as a boolean vector (all False once ended).
+
+        ``legal``, if given, is cleared and filled with index -> engine action for every
+        legal index, so that a caller can apply the chosen action without decoding it.
+        """
         layout = self.actions
         mask = np.zeros(layout.size, bool) if out is None else out
         if out is not None:
             mask.fill(False)
+        if legal is not None:
+            legal.clear()
         phase = state.phase
         if phase is Phase.ENDED:
             return mask
         if phase is Phase.DECK_BUILDING:
+            deck = layout.deck
             if self.rules.draft:
-                mask[layout.deck : layout.deck + 3] = True
+                mask[deck : deck + 3] = True
+                if legal is not None:
+                    for offset in range(3):
+                        legal[deck + offset] = _new_action(Action, (_PICK, offset, -1))
             else:
                 counts = state.players[state.current_player].chosen_counts
-                deck = layout.deck
                 for i, card in enumerate(state.pool):
                     if counts.get(card.base_id, 0) < 2:
                         mask[deck + i] = True
+                        if legal is not None:
+                            legal[deck + i] = state.pool_actions[i]
             return mask
         actions = state.legal_actions()
         if len(actions) == 1:  # PASS alone: common, and nothing to look up
             mask[0] = True
+            if legal is not None:
+                legal[0] = actions[0]
             return mask
         me, opp = state.players[state.active], state.players[1 - state.active]
         lanes = layout.lanes
@@ -375,20 +393,24 @@ class Encoder:
         hand_slot = {inst.id: slot for slot, inst in enumerate(me.hand)}
         my_slot = self._slot_ids(me.board)
         opp_slot = self._slot_ids(opp.board)
-        for kind, ident, target in actions:
+        for action in actions:
+            kind, ident, target = action
             if kind == _ATTACK:
                 target_slot = 0 if target == -1 else 1 + opp_slot[target]
-                mask[attack + my_slot[ident] * TARGETS_ATTACK + target_slot] = True
+                index = attack + my_slot[ident] * TARGETS_ATTACK + target_slot
             elif kind == _SUMMON:
-                mask[summon + hand_slot[ident] * lanes + (target if target > 0 else 0)] = True
+                index = summon + hand_slot[ident] * lanes + (target if target > 0 else 0)
             elif kind == _PASS:
-                mask[0] = True
+                index = 0
             elif target == -1:
-                mask[use + hand_slot[ident] * TARGETS_USE] = True
+                index = use + hand_slot[ident] * TARGETS_USE
             else:
                 own = my_slot.get(target)  # a green item; else red or blue
                 offset = 1 + own if own is not None else 1 + BOARD_SLOTS + opp_slot[target]
-                mask[use + hand_slot[ident] * TARGETS_USE + offset] = True
+                index = use + hand_slot[ident] * TARGETS_USE + offset
+            mask[index] = True
+            if legal is not None:
+                legal[index] = action
         return mask
 
     def decode(self, state: State, index: int) -> Action:
@@ -401,13 +423,6 @@ class Encoder:
                 f" in {state!r}" + (f" (it would be {action})" if action is not None else "")
             )
         return action
-
-    def decode_unchecked(self, state: State, index: int) -> Action | None:
-        """The engine action of a legal ``index`` (the mask says so), or None; no check.
-
-        ``State.apply`` still refuses an illegal action: this only skips a second check.
-        """
-        return self._decode(state, index)
 
     def _decode(self, state: State, index: int) -> Action | None:
         layout = self.actions

@@ -18,7 +18,7 @@ from gymnasium import spaces
 from ..javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN
 from ..params import GameParameters, resolve_parameters
 from ..rules import DEFAULT_VERSION, ruleset
-from ..state import IllegalActionError, Phase, State
+from ..state import Action, IllegalActionError, Phase, State
 from .encoding import Encoder
 from .javastreams import double_streams
 from .policies import Policy, PolicySpec
@@ -101,6 +101,8 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
         self.state: State | None = None
         self.seat = 0
         self._mask = np.zeros(self.encoder.actions.size, bool)
+        self._legal: dict[int, Action] = {}
+        """Index -> engine action of every legal index now (filled with the mask)."""
         self._potential = 0.0
 
     # --- the Gymnasium API --------------------------------------------------------------
@@ -150,12 +152,11 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
                 f"the game has ended ({state!r}); call reset() to start another"
             )
         index = int(action)
-        engine_action = None
-        if 0 <= index < self._mask.size and self._mask[index]:
-            engine_action = self.encoder.decode_unchecked(state, index)  # the mask vouches
+        engine_action = self._legal.get(index)  # listed with the mask: legal now
         if engine_action is None:
-            engine_action = self.encoder.decode(state, index)  # raises, naming the action
-        state.apply(engine_action)
+            self.encoder.decode(state, index)  # raises, naming the action
+            raise AssertionError(f"action {index} is legal but was not in the mask")
+        state._apply_legal(engine_action)
         self._advance()
         reward = 0.0
         if self.shaping:
@@ -199,8 +200,8 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
                 policy = self.deck_policy
             else:
                 policy = self.battle_policy
-            state.apply(policy.act(state, player))
-        self.encoder.mask(state, self._mask)
+            policy.play(state, player)
+        self.encoder.mask(state, self._mask, self._legal)
 
     def _observe(self) -> np.ndarray:
         assert self.state is not None

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..agents import BUILTIN_AGENTS, check_agent_version, make_agent
+from ..agents.random_agent import RandomAgent
 from ..state import Action, IllegalActionError, State
 from .encoding import Encoder
 
@@ -55,6 +56,14 @@ class Policy:
         """A fresh built-in agent for a new episode, so that seeded episodes repeat."""
         if isinstance(self.spec, str):
             self.agent = make_agent(self.spec.removeprefix("builtin:"), seed)
+
+    def play(self, state: State, player: int) -> None:
+        """Act for ``player`` and apply the action (the random agent skips a second check)."""
+        agent = self.agent
+        if type(agent) is RandomAgent:
+            agent.play(state)
+        else:
+            state.apply(self.act(state, player))
 
     def act(self, state: State, player: int) -> Action:
         if self.agent is not None:
