@@ -110,3 +110,18 @@ def test_random_action_and_unchecked_apply_equal_the_plain_path(version: str) ->
             assert state.current_player == checked.current_player
         with pytest.raises(ValueError, match="ended"):
             state.random_action(draws)
+
+
+def test_inlined_shuffle_equals_next_int_swaps() -> None:
+    rng = random.Random(8)
+    for _ in range(300):
+        seed = rng.randrange(-(2**63), 2**63)
+        size = rng.choice([0, 1, 2, 7, 16, 30, 64, 200])
+        items = list(range(size))
+        JavaRandom(seed).shuffle(items)
+        plain = list(range(size))
+        next_int = JavaRandom(seed).next_int
+        for i in range(size, 1, -1):
+            j = next_int(i)
+            plain[i - 1], plain[j] = plain[j], plain[i - 1]
+        assert items == plain

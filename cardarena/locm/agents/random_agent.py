@@ -13,11 +13,8 @@ class RandomAgent:
     name = "random"
 
     def __init__(self, seed: int | None = None) -> None:
-        self._random = random.Random(seed).random
+        self.draw = random.Random(seed).random
+        """The uniform draw in [0, 1) behind each pick (see State.random_action)."""
 
     def act(self, state: State) -> Action:
-        return state.random_action(self._random)
-
-    def play(self, state: State) -> None:
-        """Act and apply at once: the action is legal by construction (no second check)."""
-        state._apply_legal(state.random_action(self._random))
+        return state.random_action(self.draw)

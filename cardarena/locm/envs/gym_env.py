@@ -200,7 +200,11 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
                 policy = self.deck_policy
             else:
                 policy = self.battle_policy
-            policy.play(state, player)
+            draw = policy.draw
+            if draw is not None:  # the random agent's own pick, legal by construction
+                state._apply_legal(state.random_action(draw))
+            else:
+                state.apply(policy.act(state, player))
         self.encoder.mask(state, self._mask, self._legal)
 
     def _observe(self) -> np.ndarray:
