@@ -312,8 +312,8 @@ class Encoder:
         self._offer_rows = blocks["offered"][1]
         self._end = self.obs_layout.size
         self._no_offers = bytes((self._end - self._offered) * _FLOAT32)
-        self._deck_histogram: tuple[list, int, object, object, list[int]] | None = None
-        """(deck, its length, first and last card, histogram): decks only shrink."""
+        self._deck_histogram: tuple[list, tuple, list[int]] | None = None
+        """(deck, a copy of its cards then, histogram): decks only lose their top."""
         self._pool_block: tuple[tuple[Card, ...], np.ndarray] | None = None
         """(the pool, its encoded block): a 1.5 pool is encoded once per game."""
 
@@ -570,18 +570,24 @@ class Encoder:
         return obs
 
     def _battle_histogram(self, deck: list) -> list[int]:
-        """The my_deck block of a battle deck, kept while the deck only loses its top."""
+        """The my_deck block of a battle deck, kept while the deck only loses its top
+        (a draw subtracts the drawn cards instead of counting the deck again)."""
         cached = self._deck_histogram
         size = len(deck)
-        if (
-            size
-            and cached is not None
-            and cached[0] is deck
-            and cached[1] == size
-            and cached[2] is deck[0]
-            and cached[3] is deck[-1]
-        ):
-            return cached[4]
+        if cached is not None and cached[0] is deck:
+            before = cached[1]
+            drawn = len(before) - size
+            if drawn >= 0 and (not size or (deck[0] is before[drawn] and deck[-1] is before[-1])):
+                if not drawn:
+                    return cached[2]
+                histogram = list(cached[2])
+                for inst in before[:drawn]:
+                    card = inst.card
+                    if card.base_id >= 0:
+                        histogram[card.cost] -= 1
+                        histogram[13 + card.type] -= 1
+                self._deck_histogram = (deck, tuple(deck), histogram)
+                return histogram
         histogram = [0] * len(MY_DECK_FIELDS)
         for inst in deck:
             card = inst.card
@@ -589,8 +595,7 @@ class Encoder:
                 continue
             histogram[card.cost] += 1
             histogram[13 + card.type] += 1
-        if size:
-            self._deck_histogram = (deck, size, deck[0], deck[-1], histogram)
+        self._deck_histogram = (deck, tuple(deck), histogram)
         return histogram
 
     def _board_rows(self, pieces: list[bytes], board: list) -> None:

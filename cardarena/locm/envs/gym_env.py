@@ -95,6 +95,12 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
         self.opponent = Policy(opponent, self._policy_encoder, None, "opponent")
         self.deck_policy = Policy(deck_policy, self._policy_encoder, None, "deck_policy")
         self.battle_policy = Policy(battle_policy, self._policy_encoder, None, "battle_policy")
+        self._playing = [self.opponent]
+        """The policies this mode plays (only they are reseeded at reset)."""
+        if mode == "battle":
+            self._playing.append(self.deck_policy)
+        elif mode == "deckbuilding":
+            self._playing.append(self.battle_policy)
         layout = self.encoder.obs_layout
         self.observation_space = spaces.Box(layout.low, layout.high, dtype=np.float32)
         self.action_space = MaskedDiscrete(self.encoder.actions.size, self)
@@ -137,7 +143,9 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
             raise ValueError(f"seat must be 0, 1 or 'random', got {seat!r}")
         self.seat = int(seat)
         for policy in (self.opponent, self.deck_policy, self.battle_policy):
-            policy.reseed(int(rng.integers(2**63)))
+            seed = int(rng.integers(2**63))  # drawn even if unused: the same streams
+            if policy in self._playing:
+                policy.reseed(seed)
         self.state = State.new(self.rules, resolved, self.league, double_streams)
         self._advance()
         self._potential = self._shaping_potential()
