@@ -538,6 +538,23 @@ class State:
             raise ValueError("the game has ended: there is no legal action")
         return actions[int(draw() * len(actions))]
 
+    def _random_picks(self, draws: tuple[Callable[[], float] | None, ...]) -> None:
+        """Deck building by uniform random picks while the player to choose has a draw
+        (``draws[player]``, None: someone else decides): :meth:`random_action` then
+        :meth:`_apply_legal` pick after pick, in one loop (the envs' reset)."""
+        p0, p1 = self.players
+        draft = self.draft if self.rules.draft else None
+        while self.phase is _DECK_BUILDING:
+            player = 1 if len(p1.chosen) < len(p0.chosen) else 0
+            draw = draws[player]
+            if draw is None:
+                return
+            if draft is not None:
+                chosen = (p1 if player else p0).chosen
+                self.add_choice(player, draft[len(chosen)][int(draw() * 3)])
+            else:
+                self._apply_legal(self.random_action(draw))
+
     def _apply_legal(self, action: Action) -> None:
         """Apply an action taken from :meth:`legal_actions` (or :meth:`random_action`) of
         this very state, skipping the legality check :meth:`apply` would repeat.
@@ -587,7 +604,10 @@ class State:
             if rules.ids_after_shuffle:
                 cards = list(player.chosen)
                 JavaRandom(params.seeds[f"shufflePlayer{index}Seed"]).shuffle(cards)
-                deck = [CardInstance(2 * i + index + 1, card) for i, card in enumerate(cards)]
+                deck = [
+                    _new_action(CardInstance, (2 * i + index + 1, card))  # no NamedTuple call
+                    for i, card in enumerate(cards)
+                ]
             else:
                 deck = []
                 for card in player.chosen:

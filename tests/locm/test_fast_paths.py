@@ -26,7 +26,7 @@ from cardarena.locm.envs import LOCMBattleEnv, LOCMEnv, encoding
 from cardarena.locm.envs.encoding import Encoder
 from cardarena.locm.envs.javastreams import double_streams
 from cardarena.locm.javarandom import JavaRandom
-from cardarena.locm.state import State
+from cardarena.locm.state import Phase, State
 
 
 def test_numpy_streams_equal_java_random() -> None:
@@ -125,3 +125,22 @@ def test_inlined_shuffle_equals_next_int_swaps() -> None:
             j = next_int(i)
             plain[i - 1], plain[j] = plain[j], plain[i - 1]
         assert items == plain
+
+
+@pytest.mark.parametrize("version", ["1.0", "1.2", "1.5"])
+def test_random_picks_equal_pick_by_pick(version: str) -> None:
+    """State._random_picks (the envs' reset) = random_action + apply, pick after pick."""
+    for seat in (None, 0, 1):  # None: both random; else that seat is left to decide
+        looped, plain = State.new(version, {"seed": 5}), State.new(version, {"seed": 5})
+        draws = [random.Random(1).random, random.Random(2).random]
+        plain_draws = [random.Random(1).random, random.Random(2).random]
+        given = tuple(None if player == seat else draws[player] for player in (0, 1))
+        looped._random_picks(given)
+        while not plain.is_terminal and plain.current_player != seat:
+            if plain.phase is not Phase.DECK_BUILDING:
+                break
+            plain.apply(plain.random_action(plain_draws[plain.current_player]))
+        assert looped.to_dict() == plain.to_dict()
+        assert looped.phase is (Phase.BATTLE if seat is None else Phase.DECK_BUILDING)
+        if seat is not None:
+            assert looped.current_player == seat

@@ -8,7 +8,7 @@ is the faithful one, so ``reset(seed=S)`` deals exactly the official game ``S``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import gymnasium as gym
@@ -107,6 +107,8 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
         self.state: State | None = None
         self.seat = 0
         self._mask = np.zeros(self.encoder.actions.size, bool)
+        self._deck_draws: tuple[Callable[[], float] | None, ...] | None = None
+        """Per seat, the random draw building its deck (see _random_deck_draws)."""
         self._legal: dict[int, Action] = {}
         """Index -> engine action of every legal index now (filled with the mask)."""
         self._potential = 0.0
@@ -147,6 +149,7 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
             if policy in self._playing:
                 policy.reseed(seed)
         self.state = State.new(self.rules, resolved, self.league, double_streams)
+        self._deck_draws = self._random_deck_draws()
         self._advance()
         self._potential = self._shaping_potential()
         return self._observe(), self._info()
@@ -199,6 +202,11 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
             phase = state.phase
             if phase is Phase.ENDED:
                 break
+            if phase is Phase.DECK_BUILDING and self._deck_draws is not None:
+                state._random_picks(self._deck_draws)
+                if state.phase is Phase.DECK_BUILDING:
+                    break  # the learner's pick
+                continue
             player = state.current_player
             if player != seat:
                 policy = self.opponent
@@ -214,6 +222,23 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
             else:
                 state.apply(policy.act(state, player))
         self.encoder.mask(state, self._mask, self._legal)
+
+    def _random_deck_draws(self) -> tuple[Callable[[], float] | None, ...] | None:
+        """Per seat, the draw of the random policy that builds its deck (None: the
+        learner builds it); None if a non-random policy builds one (the plain loop)."""
+        draws: list[Callable[[], float] | None] = []
+        for player in (0, 1):
+            if player != self.seat:
+                policy = self.opponent
+            elif self._learning is None or self._learning is Phase.DECK_BUILDING:
+                draws.append(None)
+                continue
+            else:
+                policy = self.deck_policy
+            if policy.draw is None:
+                return None
+            draws.append(policy.draw)
+        return tuple(draws)
 
     def _observe(self) -> np.ndarray:
         assert self.state is not None
