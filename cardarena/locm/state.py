@@ -549,11 +549,17 @@ class State:
             draw = draws[player]
             if draw is None:
                 return
+            chooser = p1 if player else p0
             if draft is not None:
-                chosen = (p1 if player else p0).chosen
-                self.add_choice(player, draft[len(chosen)][int(draw() * 3)])
-            else:
-                self._apply_legal(self.random_action(draw))
+                self.add_choice(player, draft[len(chooser.chosen)][int(draw() * 3)])
+                continue
+            choosable = chooser.choosable
+            if choosable is None:
+                self.legal_actions()  # fills the cache
+                choosable = chooser.choosable
+                assert choosable is not None
+            action = choosable[int(draw() * len(choosable))]
+            self.add_choice(player, self.pool_by_id[action.id])
 
     def _apply_legal(self, action: Action) -> None:
         """Apply an action taken from :meth:`legal_actions` (or :meth:`random_action`) of
