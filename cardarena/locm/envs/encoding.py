@@ -331,18 +331,6 @@ class Encoder:
             counts[lane] += 1
         return slots
 
-    def _slot_ids(self, board: list) -> dict[int, int]:
-        """Instance id -> slot of each creature of a board."""
-        if not self.rules.has_lanes:
-            return {creature.id: slot for slot, creature in enumerate(board)}
-        counts = [0, 3]
-        slots = {}
-        for creature in board:
-            lane = creature.lane
-            slots[creature.id] = counts[lane]
-            counts[lane] += 1
-        return slots
-
     # --- masks and decoding --------------------------------------------------------
 
     def mask(
@@ -389,25 +377,39 @@ class Encoder:
         me, opp = state.players[state.active], state.players[1 - state.active]
         lanes = layout.lanes
         summon, attack, use = layout.summon, layout.attack, layout.use
-        # Slots by instance id: hand cards, own and opponent creatures.
-        hand_slot = {inst.id: slot for slot, inst in enumerate(me.hand)}
-        my_slot = self._slot_ids(me.board)
-        opp_slot = self._slot_ids(opp.board)
+        # One map by instance id (ids are unique in a game): a hand card -> its hand slot,
+        # an own creature -> 1 + its slot, an opponent creature -> 1 + 6 + its slot (the
+        # USE target offsets; an ATTACK target offset is the latter minus 6).
+        where = {inst.id: slot for slot, inst in enumerate(me.hand)}
+        if lanes == 2:
+            for board, first in ((me.board, 1), (opp.board, 1 + BOARD_SLOTS)):
+                left, right = first, first + 3
+                for creature in board:
+                    if creature.lane:
+                        where[creature.id] = right
+                        right += 1
+                    else:
+                        where[creature.id] = left
+                        left += 1
+        else:
+            for slot, creature in enumerate(me.board, 1):
+                where[creature.id] = slot
+            for slot, creature in enumerate(opp.board, 1 + BOARD_SLOTS):
+                where[creature.id] = slot
         for action in actions:
             kind, ident, target = action
             if kind == _ATTACK:
-                target_slot = 0 if target == -1 else 1 + opp_slot[target]
-                index = attack + my_slot[ident] * TARGETS_ATTACK + target_slot
+                index = attack + (where[ident] - 1) * TARGETS_ATTACK
+                if target != -1:
+                    index += where[target] - BOARD_SLOTS
             elif kind == _SUMMON:
-                index = summon + hand_slot[ident] * lanes + (target if target > 0 else 0)
+                index = summon + where[ident] * lanes + (target if target > 0 else 0)
             elif kind == _PASS:
                 index = 0
             elif target == -1:
-                index = use + hand_slot[ident] * TARGETS_USE
+                index = use + where[ident] * TARGETS_USE
             else:
-                own = my_slot.get(target)  # a green item; else red or blue
-                offset = 1 + own if own is not None else 1 + BOARD_SLOTS + opp_slot[target]
-                index = use + hand_slot[ident] * TARGETS_USE + offset
+                index = use + where[ident] * TARGETS_USE + where[target]
             mask[index] = True
             if legal is not None:
                 legal[index] = action
