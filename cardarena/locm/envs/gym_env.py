@@ -26,6 +26,7 @@ from .render import render_text
 
 Mode = Literal["game", "deckbuilding", "battle"]
 _PHASE_NAMES = {phase: phase.name.lower() for phase in Phase}
+_DECK_BUILDING, _BATTLE, _ENDED = Phase.DECK_BUILDING, Phase.BATTLE, Phase.ENDED
 SHAPING_TERMS = ("health", "board")
 
 
@@ -158,7 +159,7 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
         state = self.state
         if state is None:
             raise RuntimeError("call reset() before step()")
-        if state.is_terminal:
+        if state.phase is _ENDED:
             raise IllegalActionError(
                 f"the game has ended ({state!r}); call reset() to start another"
             )
@@ -174,10 +175,10 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
             potential = self._shaping_potential()
             reward = potential - self._potential
             self._potential = potential
-        terminated = state.is_terminal
+        terminated = state.phase is _ENDED
         if terminated:
             reward += state.returns()[self.seat]
-        return self._observe(), reward, terminated, False, self._info()
+        return self.encoder.observe(state, self.seat), reward, terminated, False, self._info()
 
     def action_masks(self) -> np.ndarray:
         """The legal actions now (sb3-contrib's MaskablePPO calls this)."""
@@ -200,19 +201,19 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
         learning = self._learning
         while True:
             phase = state.phase
-            if phase is Phase.ENDED:
+            if phase is _ENDED:
                 break
-            if phase is Phase.DECK_BUILDING and self._deck_draws is not None:
+            if phase is _DECK_BUILDING and self._deck_draws is not None:
                 state._random_picks(self._deck_draws)
-                if state.phase is Phase.DECK_BUILDING:
+                if state.phase is _DECK_BUILDING:
                     break  # the learner's pick
                 continue
-            player = state.current_player
+            player = state.active if phase is _BATTLE else state.current_player
             if player != seat:
                 policy = self.opponent
             elif learning is None or phase is learning:
                 break
-            elif phase is Phase.DECK_BUILDING:
+            elif phase is _DECK_BUILDING:
                 policy = self.deck_policy
             else:
                 policy = self.battle_policy
