@@ -565,8 +565,8 @@ class State:
         """Apply an action taken from :meth:`legal_actions` (or :meth:`random_action`) of
         this very state, skipping the legality check :meth:`apply` would repeat.
 
-        Internal: for callers that hold the legal list already (the envs, the random
-        agent's fast path). Anything else must go through :meth:`apply`.
+        Internal: for callers that hold the legal list already (the envs). Anything
+        else must go through :meth:`apply`.
         """
         if self.phase is _BATTLE:
             if action.type == _PASS_TYPE:
