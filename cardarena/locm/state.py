@@ -11,7 +11,7 @@ Hot-path notes: cards are immutable and shared; creatures and players are flat
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -516,6 +516,70 @@ class State:
             f"in LOCM {self.version}"
         )
 
+    def random_action(self, draw: Callable[[], float]) -> Action:
+        """``legal_actions()[int(draw() * len(legal_actions()))]`` without building the list.
+
+        What :class:`~cardarena.locm.agents.RandomAgent` plays (the same draw, the same
+        action); deck building picks straight from the cached choices. ValueError once ended.
+        """
+        phase = self.phase
+        if phase is _DECK_BUILDING:
+            if self.rules.draft:
+                return _PICK_ACTIONS[int(draw() * 3)]
+            player = self.players[self.current_player]
+            choosable = player.choosable
+            if choosable is None:
+                self.legal_actions()  # fills the cache
+                choosable = player.choosable
+                assert choosable is not None
+            return choosable[int(draw() * len(choosable))]
+        actions = self._battle_actions() if phase is _BATTLE else []
+        if not actions:
+            raise ValueError("the game has ended: there is no legal action")
+        return actions[int(draw() * len(actions))]
+
+    def _random_picks(self, draws: tuple[Callable[[], float] | None, ...]) -> None:
+        """Deck building by uniform random picks while the player to choose has a draw
+        (``draws[player]``, None: someone else decides): :meth:`random_action` then
+        :meth:`_apply_legal` pick after pick, in one loop (the envs' reset)."""
+        p0, p1 = self.players
+        draft = self.draft if self.rules.draft else None
+        while self.phase is _DECK_BUILDING:
+            player = 1 if len(p1.chosen) < len(p0.chosen) else 0
+            draw = draws[player]
+            if draw is None:
+                return
+            chooser = p1 if player else p0
+            if draft is not None:
+                self.add_choice(player, draft[len(chooser.chosen)][int(draw() * 3)])
+                continue
+            choosable = chooser.choosable
+            if choosable is None:
+                self.legal_actions()  # fills the cache
+                choosable = chooser.choosable
+                assert choosable is not None
+            action = choosable[int(draw() * len(choosable))]
+            self.add_choice(player, self.pool_by_id[action.id])
+
+    def _apply_legal(self, action: Action) -> None:
+        """Apply an action taken from :meth:`legal_actions` (or :meth:`random_action`) of
+        this very state, skipping the legality check :meth:`apply` would repeat.
+
+        Internal: for callers that hold the legal list already (the envs). Anything
+        else must go through :meth:`apply`.
+        """
+        if self.phase is _BATTLE:
+            if action.type == _PASS_TYPE:
+                self.start_turn()
+            else:
+                self.execute(action)
+            return
+        player = self.current_player
+        if self.rules.draft:
+            self.add_choice(player, self.draft[len(self.players[player].chosen)][action.id])
+        else:
+            self.add_choice(player, self.pool_by_id[action.id])
+
     # --- deck building -----------------------------------------------------------
 
     def add_choice(self, player: int, card: Card) -> None:
@@ -546,7 +610,10 @@ class State:
             if rules.ids_after_shuffle:
                 cards = list(player.chosen)
                 JavaRandom(params.seeds[f"shufflePlayer{index}Seed"]).shuffle(cards)
-                deck = [CardInstance(2 * i + index + 1, card) for i, card in enumerate(cards)]
+                deck = [
+                    _new_action(CardInstance, (2 * i + index + 1, card))  # no NamedTuple call
+                    for i, card in enumerate(cards)
+                ]
             else:
                 deck = []
                 for card in player.chosen:

@@ -2,7 +2,8 @@
 
 The 1.5 card generator's random streams (numpy jump-ahead vs the pure LCG), the
 bisection over exact stop bounds vs the official subtraction loop, and the envs'
-cached observation rows and masks vs a fresh encoder on an independent copy.
+cached observation rows and masks vs a fresh encoder on an independent copy, and
+the random agent's and the envs' unchecked apply vs the checked one.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from cardarena.locm.envs import LOCMBattleEnv, LOCMEnv, encoding
 from cardarena.locm.envs.encoding import Encoder
 from cardarena.locm.envs.javastreams import double_streams
 from cardarena.locm.javarandom import JavaRandom
+from cardarena.locm.state import Phase, State
 
 
 def test_numpy_streams_equal_java_random() -> None:
@@ -82,6 +84,63 @@ def test_cached_observations_and_masks_match_a_fresh_encoder(version: str) -> No
         assert obs.dtype == np.float32 and obs.flags.writeable
         assert np.array_equal(info["action_mask"], fresh.mask(copy))
         legal = np.flatnonzero(info["action_mask"])
+        # The actions step() applies unchecked are exactly the decoded legal indices.
+        assert sorted(env._legal) == legal.tolist()
+        assert all(env._legal[i] == fresh.decode(copy, int(i)) for i in legal)
         obs, _reward, terminated, _truncated, info = env.step(legal[rng.integers(len(legal))])
         if terminated:
             obs, info = env.reset()
+
+
+@pytest.mark.parametrize("version", ["1.0", "1.2", "1.5"])
+def test_random_action_and_unchecked_apply_equal_the_plain_path(version: str) -> None:
+    """random_action draws what legal_actions()[int(u * n)] gives; _apply_legal of a
+    legal action leaves the state apply() leaves, through deck building and battles."""
+    for game in range(4):
+        state = State.new(version, {"seed": 1000 + game})
+        draws, plain_draws = random.Random(game).random, random.Random(game).random
+        while not state.is_terminal:
+            actions = state.legal_actions()
+            action = state.random_action(draws)
+            assert action == actions[int(plain_draws() * len(actions))]
+            checked = state.clone()
+            checked.apply(action)
+            state._apply_legal(action)
+            assert state.to_dict() == checked.to_dict()
+            assert state.current_player == checked.current_player
+        with pytest.raises(ValueError, match="ended"):
+            state.random_action(draws)
+
+
+def test_inlined_shuffle_equals_next_int_swaps() -> None:
+    rng = random.Random(8)
+    for _ in range(300):
+        seed = rng.randrange(-(2**63), 2**63)
+        size = rng.choice([0, 1, 2, 7, 16, 30, 64, 200])
+        items = list(range(size))
+        JavaRandom(seed).shuffle(items)
+        plain = list(range(size))
+        next_int = JavaRandom(seed).next_int
+        for i in range(size, 1, -1):
+            j = next_int(i)
+            plain[i - 1], plain[j] = plain[j], plain[i - 1]
+        assert items == plain
+
+
+@pytest.mark.parametrize("version", ["1.0", "1.2", "1.5"])
+def test_random_picks_equal_pick_by_pick(version: str) -> None:
+    """State._random_picks (the envs' reset) = random_action + apply, pick after pick."""
+    for seat in (None, 0, 1):  # None: both random; else that seat is left to decide
+        looped, plain = State.new(version, {"seed": 5}), State.new(version, {"seed": 5})
+        draws = [random.Random(1).random, random.Random(2).random]
+        plain_draws = [random.Random(1).random, random.Random(2).random]
+        given = tuple(None if player == seat else draws[player] for player in (0, 1))
+        looped._random_picks(given)
+        while not plain.is_terminal and plain.current_player != seat:
+            if plain.phase is not Phase.DECK_BUILDING:
+                break
+            plain.apply(plain.random_action(plain_draws[plain.current_player]))
+        assert looped.to_dict() == plain.to_dict()
+        assert looped.phase is (Phase.BATTLE if seat is None else Phase.DECK_BUILDING)
+        if seat is not None:
+            assert looped.current_player == seat

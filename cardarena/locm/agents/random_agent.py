@@ -13,10 +13,8 @@ class RandomAgent:
     name = "random"
 
     def __init__(self, seed: int | None = None) -> None:
-        self._random = random.Random(seed).random
+        self.draw = random.Random(seed).random
+        """The uniform draw in [0, 1) behind each pick (see State.random_action)."""
 
     def act(self, state: State) -> Action:
-        actions = state.legal_actions()
-        if not actions:
-            raise ValueError("the game has ended: there is no legal action")
-        return actions[int(self._random() * len(actions))]
+        return state.random_action(self.draw)

@@ -312,8 +312,8 @@ class Encoder:
         self._offer_rows = blocks["offered"][1]
         self._end = self.obs_layout.size
         self._no_offers = bytes((self._end - self._offered) * _FLOAT32)
-        self._deck_histogram: tuple[list, int, object, object, list[int]] | None = None
-        """(deck, its length, first and last card, histogram): decks only shrink."""
+        self._deck_histogram: tuple[list, tuple, list[int]] | None = None
+        """(deck, a copy of its cards then, histogram): decks only lose their top."""
         self._pool_block: tuple[tuple[Card, ...], np.ndarray] | None = None
         """(the pool, its encoded block): a 1.5 pool is encoded once per game."""
 
@@ -331,64 +331,88 @@ class Encoder:
             counts[lane] += 1
         return slots
 
-    def _slot_ids(self, board: list) -> dict[int, int]:
-        """Instance id -> slot of each creature of a board."""
-        if not self.rules.has_lanes:
-            return {creature.id: slot for slot, creature in enumerate(board)}
-        counts = [0, 3]
-        slots = {}
-        for creature in board:
-            lane = creature.lane
-            slots[creature.id] = counts[lane]
-            counts[lane] += 1
-        return slots
-
     # --- masks and decoding --------------------------------------------------------
 
-    def mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:
-        """The legal actions of the player to act as a boolean vector (all False once ended)."""
+    def mask(
+        self,
+        state: State,
+        out: np.ndarray | None = None,
+        legal: dict[int, Action] | None = None,
+    ) -> np.ndarray:
+        """The legal actions of the player to act as a boolean vector (all False once ended).
+
+        ``legal``, if given, is cleared and filled with index -> engine action for every
+        legal index, so that a caller can apply the chosen action without decoding it.
+        """
         layout = self.actions
         mask = np.zeros(layout.size, bool) if out is None else out
         if out is not None:
             mask.fill(False)
+        if legal is not None:
+            legal.clear()
         phase = state.phase
         if phase is Phase.ENDED:
             return mask
         if phase is Phase.DECK_BUILDING:
+            deck = layout.deck
             if self.rules.draft:
-                mask[layout.deck : layout.deck + 3] = True
+                mask[deck : deck + 3] = True
+                if legal is not None:
+                    for offset in range(3):
+                        legal[deck + offset] = _new_action(Action, (_PICK, offset, -1))
             else:
                 counts = state.players[state.current_player].chosen_counts
-                deck = layout.deck
                 for i, card in enumerate(state.pool):
                     if counts.get(card.base_id, 0) < 2:
                         mask[deck + i] = True
+                        if legal is not None:
+                            legal[deck + i] = state.pool_actions[i]
             return mask
         actions = state.legal_actions()
         if len(actions) == 1:  # PASS alone: common, and nothing to look up
             mask[0] = True
+            if legal is not None:
+                legal[0] = actions[0]
             return mask
         me, opp = state.players[state.active], state.players[1 - state.active]
         lanes = layout.lanes
         summon, attack, use = layout.summon, layout.attack, layout.use
-        # Slots by instance id: hand cards, own and opponent creatures.
-        hand_slot = {inst.id: slot for slot, inst in enumerate(me.hand)}
-        my_slot = self._slot_ids(me.board)
-        opp_slot = self._slot_ids(opp.board)
-        for kind, ident, target in actions:
+        # One map by instance id (ids are unique in a game): a hand card -> its hand slot,
+        # an own creature -> 1 + its slot, an opponent creature -> 1 + 6 + its slot (the
+        # USE target offsets; an ATTACK target offset is the latter minus 6).
+        where = {inst.id: slot for slot, inst in enumerate(me.hand)}
+        if lanes == 2:
+            for board, first in ((me.board, 1), (opp.board, 1 + BOARD_SLOTS)):
+                left, right = first, first + 3
+                for creature in board:
+                    if creature.lane:
+                        where[creature.id] = right
+                        right += 1
+                    else:
+                        where[creature.id] = left
+                        left += 1
+        else:
+            for slot, creature in enumerate(me.board, 1):
+                where[creature.id] = slot
+            for slot, creature in enumerate(opp.board, 1 + BOARD_SLOTS):
+                where[creature.id] = slot
+        for action in actions:
+            kind, ident, target = action
             if kind == _ATTACK:
-                target_slot = 0 if target == -1 else 1 + opp_slot[target]
-                mask[attack + my_slot[ident] * TARGETS_ATTACK + target_slot] = True
+                index = attack + (where[ident] - 1) * TARGETS_ATTACK
+                if target != -1:
+                    index += where[target] - BOARD_SLOTS
             elif kind == _SUMMON:
-                mask[summon + hand_slot[ident] * lanes + (target if target > 0 else 0)] = True
+                index = summon + where[ident] * lanes + (target if target > 0 else 0)
             elif kind == _PASS:
-                mask[0] = True
+                index = 0
             elif target == -1:
-                mask[use + hand_slot[ident] * TARGETS_USE] = True
+                index = use + where[ident] * TARGETS_USE
             else:
-                own = my_slot.get(target)  # a green item; else red or blue
-                offset = 1 + own if own is not None else 1 + BOARD_SLOTS + opp_slot[target]
-                mask[use + hand_slot[ident] * TARGETS_USE + offset] = True
+                index = use + where[ident] * TARGETS_USE + where[target]
+            mask[index] = True
+            if legal is not None:
+                legal[index] = action
         return mask
 
     def decode(self, state: State, index: int) -> Action:
@@ -401,13 +425,6 @@ class Encoder:
                 f" in {state!r}" + (f" (it would be {action})" if action is not None else "")
             )
         return action
-
-    def decode_unchecked(self, state: State, index: int) -> Action | None:
-        """The engine action of a legal ``index`` (the mask says so), or None; no check.
-
-        ``State.apply`` still refuses an illegal action: this only skips a second check.
-        """
-        return self._decode(state, index)
 
     def _decode(self, state: State, index: int) -> Action | None:
         layout = self.actions
@@ -555,18 +572,24 @@ class Encoder:
         return obs
 
     def _battle_histogram(self, deck: list) -> list[int]:
-        """The my_deck block of a battle deck, kept while the deck only loses its top."""
+        """The my_deck block of a battle deck, kept while the deck only loses its top
+        (a draw subtracts the drawn cards instead of counting the deck again)."""
         cached = self._deck_histogram
         size = len(deck)
-        if (
-            size
-            and cached is not None
-            and cached[0] is deck
-            and cached[1] == size
-            and cached[2] is deck[0]
-            and cached[3] is deck[-1]
-        ):
-            return cached[4]
+        if cached is not None and cached[0] is deck:
+            before = cached[1]
+            drawn = len(before) - size
+            if drawn >= 0 and (not size or (deck[0] is before[drawn] and deck[-1] is before[-1])):
+                if not drawn:
+                    return cached[2]
+                histogram = list(cached[2])
+                for inst in before[:drawn]:
+                    card = inst.card
+                    if card.base_id >= 0:
+                        histogram[card.cost] -= 1
+                        histogram[13 + card.type] -= 1
+                self._deck_histogram = (deck, tuple(deck), histogram)
+                return histogram
         histogram = [0] * len(MY_DECK_FIELDS)
         for inst in deck:
             card = inst.card
@@ -574,8 +597,7 @@ class Encoder:
                 continue
             histogram[card.cost] += 1
             histogram[13 + card.type] += 1
-        if size:
-            self._deck_histogram = (deck, size, deck[0], deck[-1], histogram)
+        self._deck_histogram = (deck, tuple(deck), histogram)
         return histogram
 
     def _board_rows(self, pieces: list[bytes], board: list) -> None:

@@ -8,7 +8,7 @@ is the faithful one, so ``reset(seed=S)`` deals exactly the official game ``S``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import gymnasium as gym
@@ -18,7 +18,7 @@ from gymnasium import spaces
 from ..javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN
 from ..params import GameParameters, resolve_parameters
 from ..rules import DEFAULT_VERSION, ruleset
-from ..state import IllegalActionError, Phase, State
+from ..state import Action, IllegalActionError, Phase, State
 from .encoding import Encoder
 from .javastreams import double_streams
 from .policies import Policy, PolicySpec
@@ -26,6 +26,7 @@ from .render import render_text
 
 Mode = Literal["game", "deckbuilding", "battle"]
 _PHASE_NAMES = {phase: phase.name.lower() for phase in Phase}
+_DECK_BUILDING, _BATTLE, _ENDED = Phase.DECK_BUILDING, Phase.BATTLE, Phase.ENDED
 SHAPING_TERMS = ("health", "board")
 
 
@@ -95,12 +96,22 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
         self.opponent = Policy(opponent, self._policy_encoder, None, "opponent")
         self.deck_policy = Policy(deck_policy, self._policy_encoder, None, "deck_policy")
         self.battle_policy = Policy(battle_policy, self._policy_encoder, None, "battle_policy")
+        self._playing = [self.opponent]
+        """The policies this mode plays (only they are reseeded at reset)."""
+        if mode == "battle":
+            self._playing.append(self.deck_policy)
+        elif mode == "deckbuilding":
+            self._playing.append(self.battle_policy)
         layout = self.encoder.obs_layout
         self.observation_space = spaces.Box(layout.low, layout.high, dtype=np.float32)
         self.action_space = MaskedDiscrete(self.encoder.actions.size, self)
         self.state: State | None = None
         self.seat = 0
         self._mask = np.zeros(self.encoder.actions.size, bool)
+        self._deck_draws: tuple[Callable[[], float] | None, ...] | None = None
+        """Per seat, the random draw building its deck (see _random_deck_draws)."""
+        self._legal: dict[int, Action] = {}
+        """Index -> engine action of every legal index now (filled with the mask)."""
         self._potential = 0.0
 
     # --- the Gymnasium API --------------------------------------------------------------
@@ -135,8 +146,11 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
             raise ValueError(f"seat must be 0, 1 or 'random', got {seat!r}")
         self.seat = int(seat)
         for policy in (self.opponent, self.deck_policy, self.battle_policy):
-            policy.reseed(int(rng.integers(2**63)))
+            seed = int(rng.integers(2**63))  # drawn even if unused: the same streams
+            if policy in self._playing:
+                policy.reseed(seed)
         self.state = State.new(self.rules, resolved, self.league, double_streams)
+        self._deck_draws = self._random_deck_draws()
         self._advance()
         self._potential = self._shaping_potential()
         return self._observe(), self._info()
@@ -145,27 +159,26 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
         state = self.state
         if state is None:
             raise RuntimeError("call reset() before step()")
-        if state.is_terminal:
+        if state.phase is _ENDED:
             raise IllegalActionError(
                 f"the game has ended ({state!r}); call reset() to start another"
             )
         index = int(action)
-        engine_action = None
-        if 0 <= index < self._mask.size and self._mask[index]:
-            engine_action = self.encoder.decode_unchecked(state, index)  # the mask vouches
+        engine_action = self._legal.get(index)  # listed with the mask: legal now
         if engine_action is None:
-            engine_action = self.encoder.decode(state, index)  # raises, naming the action
-        state.apply(engine_action)
+            self.encoder.decode(state, index)  # raises, naming the action
+            raise AssertionError(f"action {index} is legal but was not in the mask")
+        state._apply_legal(engine_action)
         self._advance()
         reward = 0.0
         if self.shaping:
             potential = self._shaping_potential()
             reward = potential - self._potential
             self._potential = potential
-        terminated = state.is_terminal
+        terminated = state.phase is _ENDED
         if terminated:
             reward += state.returns()[self.seat]
-        return self._observe(), reward, terminated, False, self._info()
+        return self.encoder.observe(state, self.seat), reward, terminated, False, self._info()
 
     def action_masks(self) -> np.ndarray:
         """The legal actions now (sb3-contrib's MaskablePPO calls this)."""
@@ -188,19 +201,45 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
         learning = self._learning
         while True:
             phase = state.phase
-            if phase is Phase.ENDED:
+            if phase is _ENDED:
                 break
-            player = state.current_player
+            if phase is _DECK_BUILDING and self._deck_draws is not None:
+                state._random_picks(self._deck_draws)
+                if state.phase is _DECK_BUILDING:
+                    break  # the learner's pick
+                continue
+            player = state.active if phase is _BATTLE else state.current_player
             if player != seat:
                 policy = self.opponent
             elif learning is None or phase is learning:
                 break
-            elif phase is Phase.DECK_BUILDING:
+            elif phase is _DECK_BUILDING:
                 policy = self.deck_policy
             else:
                 policy = self.battle_policy
-            state.apply(policy.act(state, player))
-        self.encoder.mask(state, self._mask)
+            draw = policy.draw
+            if draw is not None:  # the random agent's own pick, legal by construction
+                state._apply_legal(state.random_action(draw))
+            else:
+                state.apply(policy.act(state, player))
+        self.encoder.mask(state, self._mask, self._legal)
+
+    def _random_deck_draws(self) -> tuple[Callable[[], float] | None, ...] | None:
+        """Per seat, the draw of the random policy that builds its deck (None: the
+        learner builds it); None if a non-random policy builds one (the plain loop)."""
+        draws: list[Callable[[], float] | None] = []
+        for player in (0, 1):
+            if player != self.seat:
+                policy = self.opponent
+            elif self._learning is None or self._learning is Phase.DECK_BUILDING:
+                draws.append(None)
+                continue
+            else:
+                policy = self.deck_policy
+            if policy.draw is None:
+                return None
+            draws.append(policy.draw)
+        return tuple(draws)
 
     def _observe(self) -> np.ndarray:
         assert self.state is not None

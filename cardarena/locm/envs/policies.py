@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..agents import BUILTIN_AGENTS, check_agent_version, make_agent
+from ..agents.random_agent import RandomAgent
 from ..state import Action, IllegalActionError, State
 from .encoding import Encoder
 
@@ -50,11 +51,17 @@ class Policy:
                 f"{role} must be a built-in agent name, an agent with act(state), or a "
                 f"callable (observation, action_mask) -> action; got {type(spec).__name__}"
             )
+        self.draw = self._random_draw()
+
+    def _random_draw(self) -> Callable[[], float] | None:
+        """The draw of a plain random agent: the env then plays its picks itself."""
+        return self.agent.draw if type(self.agent) is RandomAgent else None
 
     def reseed(self, seed: int) -> None:
         """A fresh built-in agent for a new episode, so that seeded episodes repeat."""
         if isinstance(self.spec, str):
             self.agent = make_agent(self.spec.removeprefix("builtin:"), seed)
+            self.draw = self._random_draw()
 
     def act(self, state: State, player: int) -> Action:
         if self.agent is not None:
