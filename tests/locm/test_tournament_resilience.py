@@ -119,9 +119,14 @@ KILLER = """\
 import os, signal, sys
 mark = {mark!r}
 # Once, at its first real input (the pre-game check sends none): kill the worker running it.
-if sys.stdin.buffer.peek(1) and not os.path.exists(mark):
-    open(mark, "w").close()
-    os.kill(os.getppid(), signal.SIGKILL)
+# Two games run at once: creating the mark exclusively lets exactly one of them do it.
+if sys.stdin.buffer.peek(1):
+    try:
+        os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        pass
+    else:
+        os.kill(os.getppid(), signal.SIGKILL)
 sys.argv = [sys.argv[0], "play", "0"]
 exec(open({bot!r}).read())
 """
