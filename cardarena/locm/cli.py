@@ -12,14 +12,13 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from .agents import BUILTIN_AGENTS, RandomAgent, check_agent_version
-from .agents.reference import make_reference_agent
+from .agents import BUILTIN_AGENTS, RandomAgent
 from .argtypes import count, league
 from .cards import ABILITIES_TEXT, generate_cards
 from .javarandom import JavaRandom
 from .params import ParameterError, parse_parameter_string, random_seed, resolve_parameters
-from .players import StartError, check_command
-from .referee import BUILTIN_PREFIX, PYTHON_PREFIX, RefereeTerminated, TimeControl, play_game
+from .players import StartError
+from .referee import RefereeTerminated, TimeControl, check_player, play_game
 from .replay import ReplayError, load_log, replay_lines
 from .rules import DEFAULT_VERSION, VERSIONS
 from .state import State
@@ -78,21 +77,10 @@ def _cmd_play(args: argparse.Namespace) -> int:
     if args.league is not None and args.version != "1.0":
         raise UsageError("--league only applies to --version 1.0 (it selects the draft pool)")
     for option, command in (("-p1", args.p1), ("-p2", args.p2)):
-        if command.startswith(PYTHON_PREFIX):
-            try:  # import it and make one agent now: a broken reference plays no game
-                make_reference_agent(command, None)
-            except ValueError as error:
-                raise UsageError(f"{option}: {error}") from None
-        elif command.startswith(BUILTIN_PREFIX):
-            try:
-                check_agent_version(command, args.version)
-            except ValueError as error:
-                raise UsageError(f"{option}: {error}") from None
-        else:
-            try:  # a missing or non-executable program is the command's fault: no game
-                check_command(command)
-            except StartError as error:
-                raise UsageError(f"{option}: {error}") from None
+        try:  # a broken player is the command line's fault: no game is played
+            check_player(command, args.version)
+        except (ValueError, StartError) as error:
+            raise UsageError(f"{option}: {error}") from None
     params = resolve_parameters(args.version, parse_parameter_string(" ".join(args.d or [])))
     if args.logs:
         check_log_path(args.logs)  # fail now, not after the game; creates nothing

@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .agents import make_agent
+from .agents import check_agent_version, make_agent
+from .agents.reference import PYTHON_PREFIX, make_reference_agent
 from .gameresult import (
     FAIL_CAUSES,
     Execution,
@@ -34,19 +35,29 @@ from .gameresult import (
 )
 from .javarandom import JavaRandom
 from .params import GameParameters, resolve_parameters
-from .players import InProcessPlayer, Player, ProcessPlayer, StartError
+from .players import InProcessPlayer, Player, ProcessPlayer, StartError, check_command
 from .protocol import ProtocolGame, Request
 from .rules import DEFAULT_VERSION
 from .state import EndReason
 
 BUILTIN_PREFIX = "builtin:"
-PYTHON_PREFIX = "python:"
-"""``python:MODULE:FACTORY``: a researcher's agent, in-process (see agents/reference.py)."""
 
 
 def in_process(spec: str) -> bool:
     """True for the players that run in the referee's process: built-ins and references."""
     return spec.startswith((BUILTIN_PREFIX, PYTHON_PREFIX))
+
+
+def check_player(spec: str, version: str) -> None:
+    """Refuse, before any game, a player that cannot play ``version``: an unknown built-in
+    agent, one that does not play that version, or a ``python:`` reference that gives no
+    agent (ValueError); a command whose program is missing or cannot run (StartError)."""
+    if spec.startswith(BUILTIN_PREFIX):
+        check_agent_version(spec, version)
+    elif spec.startswith(PYTHON_PREFIX):
+        make_reference_agent(spec, None)  # imports it and makes one agent, or says why
+    else:
+        check_command(spec)
 
 
 class RefereeTerminated(Exception):

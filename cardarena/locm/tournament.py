@@ -27,13 +27,14 @@ from ..tournaments.runner import BACKENDS, Interrupted, run_tasks
 from ..tournaments.schedule import GameSpec, schedule
 from ..tournaments.store import GameRecord, StoreError, TournamentStore, compress_log
 from .argtypes import LEAGUES, count
-from .players import Player, ProcessPlayer, StartError, check_command
+from .players import Player, ProcessPlayer, StartError
 from .referee import (
     BUILTIN_PREFIX,
     PYTHON_PREFIX,
     RefereeTerminated,
     TimeControl,
     agent_seed,
+    check_player,
     in_process,
     make_player,
     play_game,
@@ -251,24 +252,6 @@ def parse_bot(text: str) -> tuple[str, str]:
     return name, command.strip()
 
 
-def _check_bot(command: str, version: str) -> None:
-    if command.startswith(BUILTIN_PREFIX):
-        from .agents import BUILTIN_AGENTS, check_agent_version
-
-        name = command[len(BUILTIN_PREFIX) :]
-        if name not in BUILTIN_AGENTS:
-            known = ", ".join(sorted(BUILTIN_AGENTS))
-            raise ValueError(f"unknown built-in agent {name!r}; known: {known}")
-        check_agent_version(name, version)
-        return
-    if command.startswith(PYTHON_PREFIX):
-        from .agents.reference import make_reference_agent
-
-        make_reference_agent(command, None)  # imports it and makes one agent, or says why
-        return
-    check_command(command)
-
-
 def _probe_bots(commands: Sequence[str], sandbox: bool, hidden: Sequence[str]) -> None:
     """Run every bot command for up to PROBE_S without input; refuse one that fails.
 
@@ -374,7 +357,7 @@ def run_tournament(
     if league not in LEAGUES:
         raise ValueError(f"--league must be one of {', '.join(map(str, LEAGUES))}, not {league}")
     for command in commands.values():
-        _check_bot(command, version)
+        check_player(command, version)
     workers = workers or os.cpu_count() or 1
     cores = os.cpu_count() or 1
     if workers > cores and backend == "process":

@@ -11,6 +11,7 @@ from .base import Agent
 from .greedy import GreedyAgent
 from .pass_agent import PassAgent
 from .random_agent import RandomAgent
+from .reference import PYTHON_PREFIX
 from .search import SearchAgent
 
 
@@ -34,14 +35,20 @@ AGENT_VERSIONS: dict[str, tuple[str, ...]] = {"learned": ("1.2", "1.5")}
 """The built-in agents that play only some versions (the others play all three)."""
 
 
+def _unknown(name: str) -> ValueError:
+    known = ", ".join(sorted(BUILTIN_AGENTS))
+    return ValueError(f"unknown built-in agent {name!r}; known: {known}")
+
+
 def check_agent_version(name: str, version: str) -> None:
-    """ValueError (one line) if built-in agent ``name`` does not play ``version``."""
-    versions = AGENT_VERSIONS.get(name.removeprefix("builtin:"))
+    """ValueError (one line) if ``name`` is no built-in agent, or one that does not play
+    ``version``."""
+    name = name.removeprefix("builtin:")
+    if name not in BUILTIN_AGENTS:
+        raise _unknown(name)
+    versions = AGENT_VERSIONS.get(name)
     if versions is not None and version not in versions:
-        raise ValueError(
-            f"the {name.removeprefix('builtin:')} agent plays LOCM {' and '.join(versions)}, "
-            f"not {version}"
-        )
+        raise ValueError(f"the {name} agent plays LOCM {' and '.join(versions)}, not {version}")
 
 
 def make_agent(name: str, seed: int | None = None) -> Agent:
@@ -49,15 +56,14 @@ def make_agent(name: str, seed: int | None = None) -> Agent:
 
     ValueError (one line naming the known agents, or why the reference fails) otherwise.
     """
-    if name.startswith("python:"):
+    if name.startswith(PYTHON_PREFIX):
         from .reference import make_reference_agent
 
         return make_reference_agent(name, seed)  # type: ignore[no-any-return]
     try:
         factory = BUILTIN_AGENTS[name]
     except KeyError:
-        known = ", ".join(sorted(BUILTIN_AGENTS))
-        raise ValueError(f"unknown built-in agent {name!r}; known: {known}") from None
+        raise _unknown(name) from None
     return factory(seed)
 
 

@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..agents import BUILTIN_AGENTS, check_agent_version, make_agent
+from ..agents import check_agent_version, make_agent
 from ..agents.random_agent import RandomAgent
+from ..agents.reference import PYTHON_PREFIX
 from ..state import Action, IllegalActionError, State
 from .encoding import Encoder
 
@@ -37,10 +38,11 @@ class Policy:
         self.function: PolicyFn | None = None
         if isinstance(spec, str):
             name = spec.removeprefix("builtin:")
-            if name not in BUILTIN_AGENTS and not name.startswith("python:"):
-                known = ", ".join(sorted(BUILTIN_AGENTS))
-                raise ValueError(f"{role}: unknown built-in agent {spec!r}; known: {known}")
-            check_agent_version(name, encoder.rules.version)
+            if not name.startswith(PYTHON_PREFIX):
+                try:
+                    check_agent_version(name, encoder.rules.version)
+                except ValueError as error:
+                    raise ValueError(f"{role}: {error}") from None
             self.agent = make_agent(name, seed)
         elif hasattr(spec, "act"):
             self.agent = spec
