@@ -25,7 +25,13 @@ from dataclasses import dataclass
 from ..tournaments.report import OVERLOAD, build_report
 from ..tournaments.runner import BACKENDS, Interrupted, run_tasks
 from ..tournaments.schedule import GameSpec, schedule
-from ..tournaments.store import GameRecord, StoreError, TournamentStore, compress_log
+from ..tournaments.store import (
+    GameRecord,
+    StoreError,
+    TournamentStore,
+    compress_log,
+    reading,
+)
 from .argtypes import LEAGUES, count
 from .players import Player, ProcessPlayer, StartError
 from .referee import (
@@ -421,11 +427,8 @@ def print_report(
     """
     import json
 
-    try:
-        with TournamentStore(db, lock=False, create=False, read_only=True) as store:
-            report = build_report(list(store.bots()), store.records(), store.meta())
-    except sqlite3.Error as error:
-        raise StoreError(f"{db} cannot be read: {error}") from None
+    with reading(db) as store:
+        report = build_report(list(store.bots()), store.records(), store.meta())
     if as_json:
         print(json.dumps(report.to_json(), indent=2))
     else:

@@ -220,6 +220,18 @@ _INSERT = (
 )
 
 
+@contextlib.contextmanager
+def reading(path: str) -> Iterator[TournamentStore]:
+    """The store at ``path`` opened read-only, without the lock (reports, viewers, live
+    pages: the tournament may still be running); any SQLite error on the way is a
+    one-line :class:`StoreError`."""
+    try:
+        with TournamentStore(path, lock=False, create=False, read_only=True) as store:
+            yield store
+    except sqlite3.Error as error:
+        raise StoreError(f"{path} cannot be read: {error}") from None
+
+
 class TournamentStore:
     """The results of one tournament; use as a context manager."""
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sqlite3
 import sys
 import webbrowser
 from pathlib import Path
 from typing import Any
 
-from ...tournaments.store import StoreError, TournamentStore
+from ...tournaments.store import reading
 from ..argtypes import count, league, port
 from ..replay import ReplayError, load_log
 from ..rules import VERSIONS
@@ -22,12 +21,9 @@ class ViewError(ValueError):
 
 def stored_log(db: str, number: int) -> tuple[str, dict[str, Any]]:
     """(key, log) of game ``number`` of a tournament database, read-only."""
-    try:
-        with TournamentStore(db, lock=False, create=False, read_only=True) as store:
-            found = store.log_by_number(number)
-            count = store.count()
-    except sqlite3.Error as error:
-        raise StoreError(f"{db} cannot be read: {error}") from None
+    with reading(db) as store:
+        found = store.log_by_number(number)
+        count = store.count()
     if found is None:
         raise ViewError(f"{db} has no game {number} (it holds {count} games; `locm report "
                         f"--html DIR` lists them with their numbers)")  # fmt: skip

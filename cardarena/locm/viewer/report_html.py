@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import os
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,7 +17,7 @@ from functools import cache
 from importlib.resources import files
 
 from ...tournaments.report import OVERLOAD, Report, build_report, wilson_interval
-from ...tournaments.store import GameRecord, StoreError, TournamentStore
+from ...tournaments.store import GameRecord, StoreError, reading
 from ..replay import ReplayError
 from .page import viewer_html
 
@@ -47,24 +46,18 @@ class Snapshot:
 
 def read_snapshot(db: str) -> Snapshot:
     """Everything the report page shows, from a read-only database."""
-    try:
-        with TournamentStore(db, lock=False, create=False, read_only=True) as store:
-            records = store.records()
-            bots = list(store.bots())
-            settings = store.meta()
-            numbers = store.game_numbers()
-    except sqlite3.Error as error:
-        raise StoreError(f"{db} cannot be read: {error}") from None
+    with reading(db) as store:
+        records = store.records()
+        bots = list(store.bots())
+        settings = store.meta()
+        numbers = store.game_numbers()
     return Snapshot(build_report(bots, records, settings), records, numbers, settings)
 
 
 def read_change_mark(db: str) -> tuple[int, int]:
     """The database's :meth:`~TournamentStore.change_mark`, read-only."""
-    try:
-        with TournamentStore(db, lock=False, create=False, read_only=True) as store:
-            return store.change_mark()
-    except sqlite3.Error as error:
-        raise StoreError(f"{db} cannot be read: {error}") from None
+    with reading(db) as store:
+        return store.change_mark()
 
 
 def _pct(value: float | None) -> str:
@@ -244,7 +237,7 @@ def write_html_report(db: str, directory: str) -> list[str]:
             except ImportError:
                 pass
         refused: list[str] = []
-        with TournamentStore(db, lock=False, create=False, read_only=True) as store:
+        with reading(db) as store:
             for record in snapshot.records:
                 number = snapshot.numbers[record.key]
                 found = store.log_by_number(number)

@@ -22,7 +22,7 @@ import tempfile
 import threading
 from typing import Any
 
-from ...tournaments.store import StoreError, TournamentStore
+from ...tournaments.store import StoreError, reading
 from ..replay import ReplayError
 from .report_html import game_page, read_change_mark, read_snapshot, report_page
 
@@ -153,7 +153,7 @@ async def _serve(db: str, host: str, port: int) -> None:
 
 def serve(db: str, host: str, port: int) -> int:
     """Run the server until Ctrl-C or SIGTERM; bad database or port: StoreError (exit 2)."""
-    with TournamentStore(db, lock=False, create=False, read_only=True):
+    with reading(db):
         pass  # refuse a missing or foreign file now, with the store's one-line reason
     try:
         import aiohttp  # noqa: F401
