@@ -12,21 +12,25 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from ..argtypes import count, one_of
 from .agents import BUILTIN_AGENTS, RandomAgent
-from .argtypes import count, league
 from .cards import ABILITIES_TEXT, generate_cards
 from .javarandom import JavaRandom
 from .params import ParameterError, parse_parameter_string, random_seed, resolve_parameters
 from .players import StartError
 from .referee import RefereeTerminated, TimeControl, check_player, play_game
 from .replay import ReplayError, load_log, replay_lines
-from .rules import DEFAULT_VERSION, VERSIONS
+from .rules import ALL_LEAGUES, DEFAULT_VERSION, VERSIONS, ruleset
 from .state import State
 
 USAGE_ERROR = 2
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 GENERATE_COLUMNS = ("Id", "Type", "Cost", "Att", "Def", "Keywords", "MyHP", "OppHP", "Draw", "Area")
+
+
+league = one_of(ALL_LEAGUES, "the 1.0 leagues are 1-4 (4: all cards)")
+"""A league level (1.0 draft pools); which version has leagues is a RuleSet field."""
 
 
 class UsageError(Exception):
@@ -74,8 +78,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_play(args: argparse.Namespace) -> int:
-    if args.league is not None and args.version != "1.0":
-        raise UsageError("--league only applies to --version 1.0 (it selects the draft pool)")
+    try:
+        league = ruleset(args.version).check_league(args.league)
+    except ValueError as error:
+        raise UsageError(f"--league: {error}") from None
     for option, command in (("-p1", args.p1), ("-p2", args.p2)):
         try:  # a broken player is the command line's fault: no game is played
             check_player(command, args.version)
@@ -89,7 +95,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
         args.p2,
         version=args.version,
         params=params,
-        league=4 if args.league is None else args.league,
+        league=league,
         time_control=TimeControl(args.time_scale, not args.no_time_limit),
         sandbox=not args.no_sandbox,
     )

@@ -21,7 +21,7 @@ from .cards import (
 )
 from .javarandom import JavaRandom
 from .params import GameParameters
-from .rules import DECK_SIZE
+from .rules import DECK_SIZE, ruleset
 
 DRAFT_POOL_SIZE = 60
 MAX_COPIES = 2
@@ -37,7 +37,7 @@ def draft_triples(params: GameParameters, league: int = 4) -> tuple[DraftTriple,
             (CARDS_BY_ID[a], CARDS_BY_ID[b], CARDS_BY_ID[c])
             for a, b, c in params.predefined_draft_ids
         )
-    allowed = draft_pool_cards(league if params.version == "1.0" else 4)
+    allowed = draft_pool_cards(ruleset(params.version).draft_league(league))
     rng = JavaRandom(params.seeds["draftChoicesSeed"])
     next_int = rng.next_int
     size = min(DRAFT_POOL_SIZE, len(allowed))
@@ -67,7 +67,7 @@ def draft_pool_distinct_count(
     """N of the 'show draft' frames: the distinct cards the draft could offer."""
     if params.predefined_draft_ids is not None:
         return len({card.base_id for triple in triples for card in triple})
-    return min(DRAFT_POOL_SIZE, len(draft_pool_cards(league if params.version == "1.0" else 4)))
+    return min(DRAFT_POOL_SIZE, len(draft_pool_cards(ruleset(params.version).draft_league(league))))
 
 
 def constructed_pool(

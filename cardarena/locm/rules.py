@@ -25,6 +25,8 @@ FRAME_LIMIT = 1400
 TOTAL_TIME_QUOTA_MS = 30_000
 MAX_ANSWER_BYTES = 10_000
 """The SDK runner never completes a line of this many bytes: it is a timeout."""
+FULL_POOL_LEAGUE = 4
+"""The league level whose draft pool holds every card (the only one outside 1.0)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,30 @@ class RuleSet:
     empty_line_aborts: bool
     """SDK 2.5 (1.0/1.2) forwards no line for an empty answer and the referee aborts."""
     invalid_action_name_message: str
+    leagues: tuple[int, ...]
+    """CodinGame league levels that narrow the draft pool (1.0 only; empty: no leagues)."""
+
+    def draft_league(self, league: int) -> int:
+        """The league whose pool a draft of these rules offers (the full pool without
+        leagues, whatever was asked)."""
+        return league if self.leagues else FULL_POOL_LEAGUE
+
+    def check_league(self, league: int | None) -> int:
+        """The league a game of these rules plays (``None``: the full pool); ValueError
+        (one line) for a league these rules do not have."""
+        if league is None or league == FULL_POOL_LEAGUE:
+            return FULL_POOL_LEAGUE
+        if not self.leagues:
+            raise ValueError(
+                f"leagues only apply to LOCM {' and '.join(LEAGUE_VERSIONS)} "
+                "(they select the draft pool)"
+            )
+        if league not in self.leagues:
+            raise ValueError(
+                f"the {self.version} leagues are {self.leagues[0]}-{self.leagues[-1]} "
+                f"({FULL_POOL_LEAGUE}: all cards), got {league}"
+            )
+        return league
 
 
 RULESET_1_0 = RuleSet(
@@ -73,9 +99,16 @@ RULESET_1_0 = RuleSet(
     battle_turn_ms=100,
     empty_line_aborts=True,
     invalid_action_name_message="Invalid action name. Should be SUMMON, ATTACK, or USE.",
+    leagues=(1, 2, 3, FULL_POOL_LEAGUE),
 )
 RULESET_1_2 = replace(
-    RULESET_1_0, version="1.2", lanes=2, has_lanes=True, lane_capacity=3, battle_turn_ms=200
+    RULESET_1_0,
+    version="1.2",
+    lanes=2,
+    has_lanes=True,
+    lane_capacity=3,
+    battle_turn_ms=200,
+    leagues=(),
 )
 """The same Java classes as 1.0 with two lanes (and 200 ms battle turns)."""
 RULESET_1_5 = replace(
@@ -95,6 +128,9 @@ RULESET_1_5 = replace(
 RULESETS: dict[str, RuleSet] = {
     rules.version: rules for rules in (RULESET_1_0, RULESET_1_2, RULESET_1_5)
 }
+LEAGUE_VERSIONS: tuple[str, ...] = tuple(v for v, rules in RULESETS.items() if rules.leagues)
+ALL_LEAGUES: tuple[int, ...] = tuple(sorted({n for r in RULESETS.values() for n in r.leagues}))
+"""Every league level some version has (1-4)."""
 
 
 def ruleset(version: str | RuleSet) -> RuleSet:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..argtypes import count
 from ..tournaments.report import OVERLOAD, build_report
 from ..tournaments.runner import BACKENDS, Interrupted, run_tasks
 from ..tournaments.schedule import GameSpec, schedule
@@ -32,7 +33,6 @@ from ..tournaments.store import (
     compress_log,
     reading,
 )
-from .argtypes import LEAGUES, count
 from .players import Player, ProcessPlayer, StartError
 from .referee import (
     BUILTIN_PREFIX,
@@ -45,7 +45,7 @@ from .referee import (
     make_player,
     play_game,
 )
-from .rules import DEFAULT_VERSION, VERSIONS
+from .rules import ALL_LEAGUES, DEFAULT_VERSION, FULL_POOL_LEAGUE, VERSIONS, ruleset
 from .sandbox import available as sandbox_available
 from .state import EndReason, Phase
 
@@ -118,7 +118,7 @@ def replay_command(task: LocmGameTask) -> str:
         "locm", "play", "-p1", shlex.quote(first), "-p2", shlex.quote(second),
         "--version", task.version, "-d", shlex.quote(f"seed={task.spec.seed}"),
     ]  # fmt: skip
-    if task.version == "1.0" and task.league != 4:
+    if task.league != FULL_POOL_LEAGUE:
         parts += ["--league", str(task.league)]
     if task.time_scale != 1.0:
         parts += ["--time-scale", repr(task.time_scale)]
@@ -358,10 +358,10 @@ def run_tournament(
     commands = dict(bots)
     if len(commands) != len(bots):
         raise ValueError("two bots have the same name")
-    if version != "1.0" and league != 4:
-        raise ValueError("--league only applies to --version 1.0 (it selects the draft pool)")
-    if league not in LEAGUES:
-        raise ValueError(f"--league must be one of {', '.join(map(str, LEAGUES))}, not {league}")
+    try:
+        league = ruleset(version).check_league(league)
+    except ValueError as error:
+        raise ValueError(f"--league: {error}") from None
     for command in commands.values():
         check_player(command, version)
     workers = workers or os.cpu_count() or 1
@@ -466,12 +466,10 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     bots = [parse_bot(text) for text in args.bot]
     if len(bots) < 2:
         raise ValueError("a tournament needs at least two --bot")
-    if args.league is not None and args.version != "1.0":
-        raise ValueError("--league only applies to --version 1.0 (it selects the draft pool)")
     try:
         played = run_tournament(
             bots, version=args.version, games=args.games, workers=args.workers, seed=args.seed,
-            db=args.db, time_scale=args.time_scale, league=args.league or 4,
+            db=args.db, time_scale=args.time_scale, league=args.league,
             backend=args.backend, address=args.address, progress=not args.quiet,
             retry_errors=args.retry_errors, sandbox=not args.no_sandbox,
         )  # fmt: skip
@@ -551,8 +549,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         help="multiply every time limit by X (built-in search agents budget accordingly)",
     )  # fmt: skip
     tournament.add_argument(
-        "--league", type=int, choices=LEAGUES, help="1.0 only: the draft pool's league (default 4)"
-    )
+        "--league", type=int, choices=ALL_LEAGUES,
+        help="1.0 only: the draft pool's league (default 4)",
+    )  # fmt: skip
     tournament.add_argument(
         "--retry-errors", action="store_true",
         help="play again the games a bot lost by crashing (e.g. a command fixed since) or by "

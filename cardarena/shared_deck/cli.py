@@ -10,7 +10,6 @@ import dataclasses
 import io
 import json
 import logging
-import math
 import os
 import signal
 import sqlite3
@@ -21,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from ..argtypes import int_in, number_at_least, port, positive_number
 from .bots import STRATEGIES, run_bot
 from .client import Reconnect, ServerError
 from .errors import ErrorCode, GameError
@@ -47,47 +47,7 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default=DEFAULT_DB, help=f"SQLite database (default {DEFAULT_DB})")
 
 
-def _number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
-    return value
-
-
-def _turn_seconds(text: str) -> float:
-    value = _number(text)
-    if value < MIN_TURN_SECONDS:
-        raise argparse.ArgumentTypeError(f"must be at least {MIN_TURN_SECONDS}, got {text}")
-    return value
-
-
-def _positive_seconds(text: str) -> float:
-    value = _number(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
-    return value
-
-
-def _int_in(low: int, high: int | None = None) -> Callable[[str], int]:
-    """An argparse type: an integer in low..high (no upper bound if high is None)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if value < low or (high is not None and value > high):
-            bounds = f"at least {low}" if high is None else f"in {low}..{high}"
-            raise argparse.ArgumentTypeError(f"must be {bounds}, got {value}")
-        return value
-
-    return parse
-
-
-_port = _int_in(0, 65535)
+_turn_seconds = number_at_least(MIN_TURN_SECONDS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -108,78 +68,78 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the tournament server")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=_port, default=7000, help="0 picks a free port")
+    serve.add_argument("--port", type=port, default=7000, help="0 picks a free port")
     _add_db(serve)
     serve.add_argument("--create", action="store_true", help="create the database if missing")
     serve.add_argument("--turn-seconds", type=_turn_seconds, default=1.0)
-    serve.add_argument("--turns-per-match", type=_int_in(1), default=DEFAULT_RULES.turns_per_match)
+    serve.add_argument("--turns-per-match", type=int_in(1), default=DEFAULT_RULES.turns_per_match)
     serve.add_argument("--seed", type=int, help="base seed of the tournaments' decks")
     serve.add_argument("--init-hp", type=int, default=DEFAULT_RULES.init_hp, help="must be even")
-    serve.add_argument("--deck-size", type=_int_in(1, MAX_CARD_ID), default=DEFAULT_RULES.deck_size)
-    serve.add_argument("--draws-per-turn", type=_int_in(0), default=DEFAULT_RULES.draws_per_turn)
-    serve.add_argument("--burns-per-turn", type=_int_in(0), default=DEFAULT_RULES.burns_per_turn)
-    serve.add_argument("--hand-limit", type=_int_in(0), default=DEFAULT_RULES.hand_limit)
+    serve.add_argument("--deck-size", type=int_in(1, MAX_CARD_ID), default=DEFAULT_RULES.deck_size)
+    serve.add_argument("--draws-per-turn", type=int_in(0), default=DEFAULT_RULES.draws_per_turn)
+    serve.add_argument("--burns-per-turn", type=int_in(0), default=DEFAULT_RULES.burns_per_turn)
+    serve.add_argument("--hand-limit", type=int_in(0), default=DEFAULT_RULES.hand_limit)
     serve.add_argument(
         "--command-budget",
-        type=_int_in(1),
+        type=int_in(1),
         default=ServerConfig.command_budget,
         help="commands per player per turn before ERR 953",
     )
     serve.add_argument(
-        "--login-timeout", type=_positive_seconds, default=ServerConfig.login_timeout
+        "--login-timeout", type=positive_number, default=ServerConfig.login_timeout
     )
     serve.add_argument(
         "--start-after-logins",
-        type=_int_in(0),
+        type=int_in(0),
         default=0,
         help="hold the first tournament until this many players are logged in",
     )
     serve.add_argument(
         "--min-players",
-        type=_int_in(0),
+        type=int_in(0),
         default=ServerConfig.min_players,
         help="start a tournament only while this many of its players are logged in (0: always)",
     )
     serve.add_argument(
-        "--tournaments", type=_int_in(1), help="stop (exit 0) after this many stored tournaments"
+        "--tournaments", type=int_in(1), help="stop (exit 0) after this many stored tournaments"
     )
     serve.add_argument(
         "--http-port",
-        type=_port,
+        type=port,
         help="also serve the read-only web dashboard on this port (0: any free port)",
     )
     serve.add_argument("--http-host", help="where the dashboard listens (default: --host)")
     serve.add_argument(
         "--write-attempts",
-        type=_int_in(1),
+        type=int_in(1),
         default=ServerConfig.write_attempts,
         help="tries of a failing database write before the server stops",
     )
     serve.add_argument(
         "--max-connections",
-        type=_int_in(1),
+        type=int_in(1),
         help=f"open connections at most (default {DEFAULT_MAX_CONNECTIONS}, or fewer to fit"
         " below the descriptor limit)",
     )
     serve.add_argument(
-        "--login-threads", type=_int_in(1), default=ServerConfig.login_threads,
+        "--login-threads", type=int_in(1), default=ServerConfig.login_threads,
         help="threads checking secrets",
     )  # fmt: skip
     serve.add_argument(
         "--login-checks-per-address",
-        type=_int_in(1),
+        type=int_in(1),
         default=ServerConfig.login_checks_per_address,
         help="secret checks waiting or running per client address; more are refused",
     )
     serve.add_argument(
         "--max-unread-bytes",
-        type=_int_in(1),
+        type=int_in(1),
         default=ServerConfig.max_unread_bytes,
         help="answers a client may leave unread before it is disconnected",
     )
     serve.add_argument(
         "--unread-timeout",
-        type=_positive_seconds,
+        type=positive_number,
         default=ServerConfig.unread_seconds,
         help="seconds a client may leave 64 KiB or more unread before it is disconnected",
     )
@@ -190,11 +150,11 @@ def build_parser() -> argparse.ArgumentParser:
     form.add_argument("--json", action="store_true", help="as JSON")
     form.add_argument("--csv", action="store_true", help="as CSV")
     which = results.add_mutually_exclusive_group()
-    which.add_argument("--tournament", type=_int_in(1), help="one tournament and its matches")
-    which.add_argument("--match", type=_int_in(1), help="one match, turn by turn")
+    which.add_argument("--tournament", type=int_in(1), help="one tournament and its matches")
+    which.add_argument("--match", type=int_in(1), help="one match, turn by turn")
 
     match = commands.add_parser("match", help="print one stored match, turn by turn")
-    match.add_argument("id", type=_int_in(1))
+    match.add_argument("id", type=int_in(1))
     _add_db(match)
     match.add_argument("--json", action="store_true", help="as JSON")
 
@@ -207,26 +167,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bot.add_argument("--strategy", choices=sorted(STRATEGIES), default="greedy")
     bot.add_argument("--host", default="127.0.0.1")
-    bot.add_argument("--port", type=_port, default=7000)
+    bot.add_argument("--port", type=port, default=7000)
     bot.add_argument("--seed", type=int)
-    bot.add_argument("--turns", type=_int_in(1), help="stop after this many turns")
+    bot.add_argument("--turns", type=int_in(1), help="stop after this many turns")
     bot.add_argument(
         "--reconnect-attempts",
-        type=_int_in(0),
+        type=int_in(0),
         default=_DEFAULT_RECONNECT.max_attempts,
         help="failed reconnections in a row before giving up (0: exit on a lost connection)",
     )
     bot.add_argument(
         "--reconnect-max-delay",
-        type=_positive_seconds,
+        type=positive_number,
         default=_DEFAULT_RECONNECT.max_delay,
         help="longest wait in seconds between reconnection attempts",
     )
 
     demo = commands.add_parser("demo", help="a local server, four bots, two short tournaments")
-    demo.add_argument("--tournaments", type=_int_in(1), default=2)
+    demo.add_argument("--tournaments", type=int_in(1), default=2)
     demo.add_argument("--turn-seconds", type=_turn_seconds, default=0.1)
-    demo.add_argument("--turns-per-match", type=_int_in(1), default=30)
+    demo.add_argument("--turns-per-match", type=int_in(1), default=30)
     demo.add_argument("--seed", type=int, default=1)
     return parser
 

@@ -9,8 +9,9 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
+from ...argtypes import count, port
 from ...tournaments.store import reading
-from ..argtypes import count, league, port
+from ..cli import league
 from ..replay import ReplayError, load_log
 from ..rules import VERSIONS
 
