@@ -27,7 +27,7 @@ def extensions() -> list:
         return []
     from mypyc.build import mypycify
 
-    paths = [f"cardarena/locm/{name}.py" for name in COMPILED_MODULES]
+    paths = [f"cardarena/locm/engine/{name}.py" for name in COMPILED_MODULES]
     return mypycify(paths, opt_level="3")
 
 

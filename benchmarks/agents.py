@@ -20,7 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from statistics import NormalDist
 
 from cardarena.locm.agents import make_agent
-from cardarena.locm.state import ActionType, Phase, State
+from cardarena.locm.engine.state import ActionType, Phase, State
 
 Z95 = NormalDist().inv_cdf(0.975)
 

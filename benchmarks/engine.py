@@ -21,9 +21,9 @@ import sys
 import time
 
 from cardarena.locm import Phase, State
-from cardarena.locm import state as state_module
 from cardarena.locm.agents import RandomAgent
-from cardarena.locm.rules import VERSIONS
+from cardarena.locm.engine import state as state_module
+from cardarena.locm.engine.rules import VERSIONS
 
 
 def play_games(version: str, games: int, first_seed: int) -> tuple[float, int]:

@@ -18,8 +18,8 @@ import os
 import statistics
 import time
 
-from cardarena.locm import sandbox
-from cardarena.locm.players import ProcessPlayer
+from cardarena.locm.referee import sandbox
+from cardarena.locm.referee.players import ProcessPlayer
 
 DEFAULT_BOT = "sh -c 'read line; echo PASS'"
 

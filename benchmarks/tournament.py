@@ -24,8 +24,8 @@ import sys
 import tempfile
 import time
 
-from cardarena.locm.protocol import ProtocolGame
-from cardarena.locm.referee import play_game
+from cardarena.locm.referee.game_loop import play_game
+from cardarena.locm.referee.protocol_game import ProtocolGame
 from cardarena.locm.tournament import run_tournament
 
 PASS_BOT = """\

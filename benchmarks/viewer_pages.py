@@ -17,8 +17,8 @@ import statistics
 import time
 from typing import Any
 
-from cardarena.locm.referee import play_game
-from cardarena.locm.rules import VERSIONS
+from cardarena.locm.engine.rules import VERSIONS
+from cardarena.locm.referee.game_loop import play_game
 from cardarena.locm.viewer.page import viewer_html
 
 

@@ -88,5 +88,5 @@ def positive_number(text: str) -> float:
     """A finite number above 0 (seconds, rates)."""
     value = number(text)
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
     return value

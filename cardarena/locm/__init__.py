@@ -6,11 +6,10 @@
 (0, 120)
 """
 
-from .cards import Area, Card, CardType
-from .params import GameParameters, ParameterError, parameter_names, resolve_parameters
-from .protocol import ProtocolError, ProtocolGame, Request, player_input
-from .rules import DEFAULT_VERSION, RULESETS, VERSIONS, RuleSet, ruleset
-from .state import (
+from .engine.cards import Area, Card, CardType
+from .engine.params import GameParameters, ParameterError, parameter_names, resolve_parameters
+from .engine.rules import DEFAULT_VERSION, RULESETS, VERSIONS, RuleSet, ruleset
+from .engine.state import (
     PASS,
     Action,
     ActionType,
@@ -22,6 +21,8 @@ from .state import (
     Player,
     State,
 )
+from .engine.text import player_input
+from .referee.protocol_game import ProtocolError, ProtocolGame, Request
 
 __all__ = [
     "DEFAULT_VERSION",

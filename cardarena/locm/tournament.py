@@ -1,4 +1,4 @@
-"""``locm tournament`` and ``locm report``: LOCM games on the shared tournament machinery.
+"""LOCM games on the batch tournament runner (:mod:`cardarena.tournaments`).
 
 This module knows how to play one scheduled LOCM game through the referee
 (:func:`play_scheduled_game`, run inside the workers) and turns its outcome into
@@ -7,34 +7,32 @@ running and the report are in :mod:`cardarena.tournaments`.
 
 A game is the referee's game with the same parameters (``seed=S``) and the same
 built-in agent seeds, so the replay command stored with every game
-(``locm play -p1 … -p2 … --version V -d seed=S``) plays it again.
+(``locm play -p1 … -p2 … --version V -d seed=S``) plays it again. The command lines
+(``locm tournament``, ``locm report``) are in :mod:`cardarena.locm.cli.tournament`.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import shlex
-import sqlite3
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..argtypes import count
-from ..tournaments.report import OVERLOAD, build_report
-from ..tournaments.runner import BACKENDS, Interrupted, run_tasks
+from ..tournaments.report import OVERLOAD
+from ..tournaments.runner import run_tasks
 from ..tournaments.schedule import GameSpec, schedule
 from ..tournaments.store import (
     GameRecord,
-    StoreError,
     TournamentStore,
     compress_log,
-    reading,
 )
-from .players import Player, ProcessPlayer, StartError
-from .referee import (
+from .engine.params import GameParameters, resolve_parameters
+from .engine.rules import DEFAULT_VERSION, FULL_POOL_LEAGUE, ruleset
+from .engine.state import EndReason, Phase
+from .referee.game_loop import (
     BUILTIN_PREFIX,
     PYTHON_PREFIX,
     RefereeTerminated,
@@ -45,9 +43,8 @@ from .referee import (
     make_player,
     play_game,
 )
-from .rules import ALL_LEAGUES, DEFAULT_VERSION, FULL_POOL_LEAGUE, VERSIONS, ruleset
-from .sandbox import available as sandbox_available
-from .state import EndReason, Phase
+from .referee.players import Player, ProcessPlayer, StartError
+from .referee.sandbox import available as sandbox_available
 
 DEFAULT_DB = "tournament.db"
 CRASH_MARGIN = 0.9
@@ -67,7 +64,8 @@ class LocmGameTask:
 
     spec: GameSpec
     commands: tuple[str, str]
-    version: str
+    params: GameParameters
+    """The game's parameters (``seed=spec.seed``), which carry its version."""
     league: int
     time_scale: float
     sandbox: bool = True
@@ -116,7 +114,7 @@ def replay_command(task: LocmGameTask) -> str:
     first, second = task.commands
     parts = [
         "locm", "play", "-p1", shlex.quote(first), "-p2", shlex.quote(second),
-        "--version", task.version, "-d", shlex.quote(f"seed={task.spec.seed}"),
+        "--version", task.params.version, "-d", shlex.quote(f"seed={task.spec.seed}"),
     ]  # fmt: skip
     if task.league != FULL_POOL_LEAGUE:
         parts += ["--league", str(task.league)]
@@ -128,10 +126,7 @@ def replay_command(task: LocmGameTask) -> str:
 def play_scheduled_game(task: LocmGameTask) -> GameRecord:
     """Play one game (in a worker) and describe it as a record; never raises for a
     misbehaving bot: its crash, timeout or garbage is the game's result."""
-    from .params import resolve_parameters
-
-    spec = task.spec
-    params = resolve_parameters(task.version, {"seed": spec.seed})
+    params = task.params
     started = time.perf_counter()
     players: list[TimedPlayer] = []
     try:
@@ -146,7 +141,6 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
         outcome = play_game(
             players[0],
             players[1],
-            version=task.version,
             params=params,
             league=task.league,
             time_control=TimeControl(task.time_scale),
@@ -394,7 +388,8 @@ def run_tournament(
         done = store.done_keys()
         missing = [spec for spec in specs if spec.key not in done]
         tasks = [
-            LocmGameTask(spec, (commands[spec.first], commands[spec.second]), version, league,
+            LocmGameTask(spec, (commands[spec.first], commands[spec.second]),
+                         resolve_parameters(version, {"seed": spec.seed}), league,
                          time_scale, sandbox, hidden)
             for spec in missing
         ]  # fmt: skip
@@ -414,168 +409,3 @@ def run_tournament(
         finally:
             bar.close()
     return played
-
-
-def print_report(
-    db: str, *, as_json: bool = False, out_dir: str | None = None, must_write: bool = True
-) -> None:
-    """Print the report of ``db`` and write its CSV, JSON and PNG files to ``out_dir``.
-
-    The database is opened read-only (it may be a read-only file, or in use by a
-    running tournament). If the files cannot be written, that is an error when
-    the directory was asked for (``must_write``), otherwise a one-line warning.
-    """
-    import json
-
-    with reading(db) as store:
-        report = build_report(list(store.bots()), store.records(), store.meta())
-    if as_json:
-        print(json.dumps(report.to_json(), indent=2))
-    else:
-        print(report.text())
-    if out_dir:
-        try:
-            written = [*report.write_csv(out_dir), report.write_json(out_dir)]
-            try:
-                written += report.write_pictures(out_dir)
-            except ImportError:
-                print("locm: matplotlib is not installed: no PNG pictures", file=sys.stderr)
-        except OSError as error:
-            why = f"cannot write the report files in {out_dir}: {error.strerror}"
-            if must_write:
-                raise StoreError(why) from None
-            print(f"locm: warning: {why}", file=sys.stderr)
-            return
-        if not as_json:
-            print(f"\nwritten: {', '.join(written)}")
-
-
-def default_report_dir(db: str) -> str:
-    root, _ext = os.path.splitext(db)
-    return f"{root}-report"
-
-
-def _scale(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
-    return value
-
-
-def _cmd_tournament(args: argparse.Namespace) -> int:
-    bots = [parse_bot(text) for text in args.bot]
-    if len(bots) < 2:
-        raise ValueError("a tournament needs at least two --bot")
-    try:
-        played = run_tournament(
-            bots, version=args.version, games=args.games, workers=args.workers, seed=args.seed,
-            db=args.db, time_scale=args.time_scale, league=args.league,
-            backend=args.backend, address=args.address, progress=not args.quiet,
-            retry_errors=args.retry_errors, sandbox=not args.no_sandbox,
-        )  # fmt: skip
-        print(f"locm: played {played} new games into {args.db}", file=sys.stderr)
-    except Interrupted as why:
-        print(f"locm: {why}; finished games are saved: run the same command to resume",
-              file=sys.stderr)  # fmt: skip
-        return why.exit_status
-    except sqlite3.Error as error:  # e.g. a database damaged beyond its first pages
-        raise StoreError(f"{args.db}: database error: {error}") from None
-    print_report(
-        args.db, as_json=args.json, out_dir=args.out or default_report_dir(args.db),
-        must_write=args.out is not None,
-    )  # fmt: skip
-    return 0
-
-
-def _cmd_report(args: argparse.Namespace) -> int:
-    out = args.out
-    if out is None and not args.json:
-        out = default_report_dir(args.db)
-    print_report(args.db, as_json=args.json, out_dir=out, must_write=args.out is not None)
-    if args.html:
-        from .viewer.report_html import write_html_report
-
-        written = write_html_report(args.db, args.html)
-        print(f"HTML report: {written[0]} ({len(written) - 1} game pages)", file=sys.stderr)
-    return 0
-
-
-def _cmd_bot(args: argparse.Namespace) -> int:
-    from .agents.bot import run_bot
-
-    return run_bot(args.name, args.seed, args.version, args.time_scale)
-
-
-def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``tournament``, ``report`` and ``bot`` to the ``locm`` command line."""
-    from .agents import BUILTIN_AGENTS
-
-    bot = commands.add_parser(
-        "bot",
-        help="run a built-in agent (or python: reference) as a bot process (stdin/stdout, the "
-        "official protocol)",
-        description="Plays one game on stdin/stdout like any bot: use it in locm play, in the "
-        "official referee or on CodinGame. The LOCM version is recognised from the input.",
-    )
-    bot.add_argument(
-        "name", metavar="AGENT",
-        help=f"a built-in agent ({', '.join(sorted(BUILTIN_AGENTS))}) or python:MODULE:FACTORY",
-    )  # fmt: skip
-    bot.add_argument("--seed", type=int, help="the agent's seed (default: random)")
-    bot.add_argument("--version", choices=VERSIONS, help="default: recognised from the input")
-    bot.add_argument(
-        "--time-scale", type=_scale, default=1.0, metavar="X",
-        help="the referee's time scale: a search agent budgets X times the official limits",
-    )  # fmt: skip
-    bot.set_defaults(run=_cmd_bot)
-    tournament = commands.add_parser(
-        "tournament",
-        help="play every pair of bots in both seats, in parallel, into a resumable database",
-        description="Every ordered pair of bots plays --games games (so both seats). Run the "
-        "same command again after an interruption to play only the missing games.",
-    )
-    tournament.add_argument(
-        "--bot", action="append", required=True, metavar="NAME=COMMAND",
-        help="a bot: NAME=COMMAND (any command line, builtin:<agent> or python:MODULE:FACTORY), "
-        "or a bare builtin:<agent> or python:MODULE:FACTORY; repeat for each bot",
-    )  # fmt: skip
-    tournament.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
-    tournament.add_argument("--games", type=count, default=10, help="games per ordered pair")
-    tournament.add_argument("--workers", type=count, help="parallel games (default: all cores)")
-    tournament.add_argument("--seed", type=int, default=1, help="tournament seed (default 1)")
-    tournament.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file (default {DEFAULT_DB})")
-    tournament.add_argument(
-        "--time-scale", type=_scale, default=1.0, metavar="X",
-        help="multiply every time limit by X (built-in search agents budget accordingly)",
-    )  # fmt: skip
-    tournament.add_argument(
-        "--league", type=int, choices=ALL_LEAGUES,
-        help="1.0 only: the draft pool's league (default 4)",
-    )  # fmt: skip
-    tournament.add_argument(
-        "--retry-errors", action="store_true",
-        help="play again the games a bot lost by crashing (e.g. a command fixed since) or by "
-        "a timeout while the machine was overloaded; referee failures are always played again",
-    )  # fmt: skip
-    tournament.add_argument("--backend", choices=BACKENDS, default="process")
-    tournament.add_argument("--address", help="Ray cluster address (--backend ray), e.g. auto")
-    tournament.add_argument("--out", help="report directory (default: <db>-report)")
-    tournament.add_argument("--json", action="store_true", help="print the report as JSON")
-    tournament.add_argument("--quiet", action="store_true", help="no progress bar")
-    tournament.add_argument(
-        "--no-sandbox", action="store_true", help="run bot commands unsandboxed (docs/referee.md)"
-    )
-    tournament.set_defaults(run=_cmd_tournament)
-
-    report = commands.add_parser(
-        "report", help="print a tournament's report and write its CSV, JSON and PNG files"
-    )
-    report.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file (default {DEFAULT_DB})")
-    report.add_argument("--json", action="store_true", help="print one JSON object")
-    report.add_argument("--out", help="write CSV/JSON/PNG here (default: <db>-report)")
-    report.add_argument(
-        "--html", metavar="DIR",
-        help="also write the report as DIR/index.html, each game linked to its replay viewer "
-        "page (DIR/games/N.html); see docs/viewer.md",
-    )  # fmt: skip
-    report.set_defaults(run=_cmd_report)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cardarena.locm import Card, CardInstance, Creature, Phase, State
-from cardarena.locm.cards import CardType
+from cardarena.locm.engine.cards import CardType
 
 CREATURE, GREEN, RED, BLUE = (
     CardType.CREATURE,

@@ -204,9 +204,9 @@ def test_locm_bot_refuses_a_bad_reference(agent_dir: Path) -> None:
 
 def test_a_policy_callable_becomes_an_agent() -> None:
     pytest.importorskip("numpy")
-    from cardarena.locm.params import resolve_parameters
-    from cardarena.locm.rules import ruleset
-    from cardarena.locm.state import State
+    from cardarena.locm.engine.params import resolve_parameters
+    from cardarena.locm.engine.rules import ruleset
+    from cardarena.locm.engine.state import State
 
     agent = PolicyAgent(lambda observation, mask: int(mask.nonzero()[0][-1]), "last")
     rules = ruleset("1.5")

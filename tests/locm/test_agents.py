@@ -20,10 +20,10 @@ from cardarena.locm.agents.cardscore import (
     draft_pick,
 )
 from cardarena.locm.agents.greedy import GreedyAgent
-from cardarena.locm.cards import CARD_LIST, Card, CardType
-from cardarena.locm.referee import TimeControl, play_game
-from cardarena.locm.rules import ruleset
-from cardarena.locm.state import ActionType, CardInstance, Phase
+from cardarena.locm.engine.cards import CARD_LIST, Card, CardType
+from cardarena.locm.engine.rules import ruleset
+from cardarena.locm.engine.state import ActionType, CardInstance, Phase
+from cardarena.locm.referee.game_loop import TimeControl, play_game
 
 FAST_SEARCH = 0.05
 """Time scale for search agents in these tests: 5% of the official limits."""
@@ -166,8 +166,8 @@ def test_search_never_plans_through_its_own_death() -> None:
     How deep the beam got depended on the clock, hence 3 crashes in 4 runs."""
     from cardarena.locm.agents.evaluation import TUNED
     from cardarena.locm.agents.search import _after_greedy_reply
-    from cardarena.locm.cards import CARDS_BY_ID
-    from cardarena.locm.state import PASS
+    from cardarena.locm.engine.cards import CARDS_BY_ID
+    from cardarena.locm.engine.state import PASS
     from tests.locm.scenario import battle
 
     state = battle("1.2", hands=[[(1, CARDS_BY_ID[25]), (3, CARDS_BY_ID[5])], []],

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.locm.cards import generate_cards
+from cardarena.locm.engine.cards import generate_cards
 from tests.locm.bots import new_tag, pass_bot, simple_bot, tagged_processes, wait_until_gone
 
 LOCM = [sys.executable, "-m", "cardarena.locm"]

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHECK = textwrap.dedent(
     """
     import json, sys
-    import cardarena.locm.state as state_module
+    import cardarena.locm.engine.state as state_module
     from tests.locm.test_compiled import random_game_states
     assert state_module.__file__.endswith(".so"), state_module.__file__
     print(json.dumps(random_game_states()))
@@ -73,7 +73,7 @@ def test_compiled_engine_plays_exactly_like_the_source(tmp_path: Path) -> None:
         check=False,
     )
     assert build.returncode == 0, build.stderr[-2000:]
-    assert len(list((tmp_path / "cardarena" / "locm").glob("state*.so"))) == 1
+    assert len(list((tmp_path / "cardarena" / "locm" / "engine").glob("state*.so"))) == 1
     args = [sys.executable, "-c", CHECK] + (["conformance"] if SHARED.exists() else [])
     check = subprocess.run(
         args,

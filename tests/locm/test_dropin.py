@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.locm.gameresult import java_properties_order
+from cardarena.locm.referee.gameresult import java_properties_order
 from tests.locm.bots import new_tag, simple_bot, tagged_processes, wait_until_gone
 
 LOCM = [sys.executable, "-m", "cardarena.locm"]
@@ -296,7 +296,7 @@ def test_log_to_dev_stdout_redirected_to_a_file_comes_before_the_scores(tmp_path
 
 
 def test_replay_reads_jar_logs_whatever_keys_the_script_passed() -> None:
-    from cardarena.locm.replay import log_setup
+    from cardarena.locm.referee.replay import log_setup
 
     # A 1.2 jar (SDK 2) log: parameters in "uinput"; a contest script passed 1.5 keys too.
     jar_1_2 = {

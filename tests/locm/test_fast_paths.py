@@ -16,17 +16,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cardarena.locm.cards import (
+from cardarena.locm.encoding import encoder as encoding
+from cardarena.locm.encoding.encoder import Encoder
+from cardarena.locm.engine.cards import (
     _MANA_TABLE,
     _TYPE_TABLE,
     generate_cards,
     java_double_streams,
 )
-from cardarena.locm.envs import LOCMBattleEnv, LOCMEnv, encoding
-from cardarena.locm.envs.encoding import Encoder
+from cardarena.locm.engine.javarandom import JavaRandom
+from cardarena.locm.engine.state import Phase, State
+from cardarena.locm.envs import LOCMBattleEnv, LOCMEnv
 from cardarena.locm.envs.javastreams import double_streams
-from cardarena.locm.javarandom import JavaRandom
-from cardarena.locm.state import Phase, State
 
 
 def test_numpy_streams_equal_java_random() -> None:

@@ -18,9 +18,9 @@ from cardarena.locm.agents.learned import (
     battle_spec,
     feature_size,
 )
-from cardarena.locm.params import resolve_parameters
-from cardarena.locm.rules import ruleset
-from cardarena.locm.state import Action, State
+from cardarena.locm.engine.params import resolve_parameters
+from cardarena.locm.engine.rules import ruleset
+from cardarena.locm.engine.state import Action, State
 
 LOCM = [sys.executable, "-m", "cardarena.locm"]
 
@@ -95,7 +95,7 @@ def test_plays_with_numpy_alone() -> None:
         "import sys\n"
         "for name in ('torch', 'gymnasium', 'pettingzoo', 'stable_baselines3'):\n"
         "    sys.modules[name] = None\n"
-        "from cardarena.locm.referee import play_game\n"
+        "from cardarena.locm.referee.game_loop import play_game\n"
         "outcome = play_game('builtin:learned', 'builtin:random', version='1.5',"
         " params={'seed': 2})\n"
         "print(outcome.scores)\n"

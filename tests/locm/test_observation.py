@@ -7,8 +7,7 @@ import json
 import pytest
 
 from cardarena.locm import Phase, ProtocolGame, State
-from cardarena.locm.observation import UNKNOWN_CARD, parse_offered_cards
-from cardarena.locm.protocol import battle_input
+from cardarena.locm.engine.text import UNKNOWN_CARD, battle_input, parse_offered_cards
 from tests.conftest import shared_path
 
 VERSIONS = ("1.0", "1.2", "1.5")

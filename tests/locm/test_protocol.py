@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from cardarena.locm import Action, ActionType, ProtocolError, ProtocolGame, ruleset
-from cardarena.locm.cards import CARDS_BY_ID
-from cardarena.locm.protocol import (
+from cardarena.locm.engine.cards import CARDS_BY_ID
+from cardarena.locm.engine.state import EndReason
+from cardarena.locm.referee.protocol_game import (
     parse_battle_output,
     parse_constructed_output,
     parse_draft_output,
 )
-from cardarena.locm.state import EndReason
 
 ATTACK, SUMMON, USE, PASS = ActionType.ATTACK, ActionType.SUMMON, ActionType.USE, ActionType.PASS
 

@@ -11,11 +11,11 @@ import re
 import pytest
 
 from cardarena.locm import State
-from cardarena.locm.cards import generate_cards
-from cardarena.locm.javarandom import JavaRandom, parse_java_int, parse_java_long
-from cardarena.locm.params import resolve_parameters
-from cardarena.locm.protocol import offered_card_line
-from cardarena.locm.rules import ruleset
+from cardarena.locm.engine.cards import generate_cards
+from cardarena.locm.engine.javarandom import JavaRandom, parse_java_int, parse_java_long
+from cardarena.locm.engine.params import resolve_parameters
+from cardarena.locm.engine.rules import ruleset
+from cardarena.locm.engine.text import offered_card_line
 from tests.conftest import shared_path
 
 
@@ -90,7 +90,7 @@ def test_draft_triples_seed_42() -> None:
 
 
 def test_1_0_league_pools() -> None:
-    from cardarena.locm.cards import draft_pool_cards
+    from cardarena.locm.engine.cards import draft_pool_cards
 
     assert [len(draft_pool_cards(level)) for level in (1, 2, 3, 4)] == [23, 86, 121, 160]
 

@@ -16,15 +16,15 @@ import pytest
 
 from cardarena.locm import EndReason
 from cardarena.locm.agents import RandomAgent
-from cardarena.locm.gameresult import (
+from cardarena.locm.referee.game_loop import GameOutcome, TimeControl, play_game
+from cardarena.locm.referee.gameresult import (
     answers_from_log,
     java_properties_order,
     parameter_lines,
 )
-from cardarena.locm.players import InProcessPlayer, LineSplitter, ProcessPlayer
-from cardarena.locm.protocol import ProtocolGame
-from cardarena.locm.referee import GameOutcome, TimeControl, play_game
-from cardarena.locm.replay import replay_lines
+from cardarena.locm.referee.players import InProcessPlayer, LineSplitter, ProcessPlayer
+from cardarena.locm.referee.protocol_game import ProtocolGame
+from cardarena.locm.referee.replay import replay_lines
 from tests.locm.bots import (
     compile_c_bot,
     new_tag,
@@ -283,7 +283,7 @@ def test_no_file_descriptor_leaks(tag: str) -> None:
 
 def test_cleanup_when_the_game_is_cancelled(tag: str) -> None:
     """Cancelling the referee's task (what Ctrl-C does) terminates both bots."""
-    from cardarena.locm.referee import run_game
+    from cardarena.locm.referee.game_loop import run_game
 
     async def scenario() -> None:
         players = [ProcessPlayer(simple_bot("sleep", 0, tag)), ProcessPlayer(pass_bot(tag))]
@@ -359,7 +359,7 @@ def test_parameters_print_in_the_official_order() -> None:
 
 
 def test_builtin_search_is_told_the_time_scale() -> None:
-    from cardarena.locm.referee import make_player
+    from cardarena.locm.referee.game_loop import make_player
 
     player = make_player("builtin:search", seed=1, time_scale=2.5)
     assert player.agent.time_scale == 2.5  # type: ignore[attr-defined]

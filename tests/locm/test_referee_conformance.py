@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from cardarena.locm.referee import TimeControl, play_game
+from cardarena.locm.referee.game_loop import TimeControl, play_game
 from tests.conftest import shared_path
 from tests.locm.bots import BOTS, PYTHON
 

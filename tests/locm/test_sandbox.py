@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.locm import sandbox
-from cardarena.locm.referee import GameOutcome, TimeControl, play_game
-from cardarena.locm.state import EndReason
+from cardarena.locm.engine.state import EndReason
+from cardarena.locm.referee import sandbox
+from cardarena.locm.referee.game_loop import GameOutcome, TimeControl, play_game
 from cardarena.tournaments.store import TournamentStore
 from tests.locm.bots import BOTS, new_tag, tagged_processes, wait_until_gone
 
@@ -432,7 +432,7 @@ def test_without_bwrap_one_warning_and_the_game_is_played(tmp_path: Path) -> Non
 def test_killing_the_sandbox_init_kills_every_descendant(tag: str) -> None:
     import asyncio
 
-    from cardarena.locm.players import ProcessPlayer, _only_child
+    from cardarena.locm.referee.players import ProcessPlayer, _only_child
 
     sleeper = f"{sys.executable} -c 'import time; time.sleep(600)' {tag}"
 

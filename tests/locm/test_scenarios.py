@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from cardarena.locm import Action, ActionType, Area, EndReason, State
-from cardarena.locm.cards import BREAKTHROUGH, CHARGE, DRAIN, GUARD, LETHAL, WARD
-from cardarena.locm.protocol import battle_input
+from cardarena.locm.engine.cards import BREAKTHROUGH, CHARGE, DRAIN, GUARD, LETHAL, WARD
+from cardarena.locm.engine.text import battle_input
 
 from .scenario import BLUE, GREEN, RED, battle, creature_card, item_card, on_board
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from cardarena.locm import ActionType
-from cardarena.locm.replay import ReplayError
+from cardarena.locm.referee.replay import ReplayError
 from cardarena.locm.viewer.frames import build_frames
 from cardarena.locm.viewer.page import viewer_html
 from tests.conftest import shared_path

@@ -2,7 +2,8 @@
 
 The viewer's frames come from :mod:`cardarena.locm.viewer.frames`; the tests compare
 them (and the page in a browser) with these snapshots, which read the engine's
-:class:`~cardarena.locm.protocol.ProtocolGame` and :class:`~cardarena.locm.state.State`
+:class:`~cardarena.locm.referee.protocol_game.ProtocolGame` and
+:class:`~cardarena.locm.engine.state.State`
 directly while the logged answers are fed in. The frame order is the viewer's
 contract: one frame per deck-building round, one at the start of each battle turn,
 one after each executed action, one for the end.
@@ -19,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from cardarena.locm import Action, ActionType, Phase, ProtocolGame
-from cardarena.locm.gameresult import answers_from_log
-from cardarena.locm.replay import log_setup
+from cardarena.locm.referee.gameresult import answers_from_log
+from cardarena.locm.referee.replay import log_setup
 
 LOCM = [sys.executable, "-m", "cardarena.locm"]
 

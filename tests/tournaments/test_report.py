@@ -9,6 +9,8 @@ import math
 import pytest
 
 from cardarena.tournaments.report import build_report, wilson_interval
+from cardarena.tournaments.report.files import write_csv
+from cardarena.tournaments.report.text import report_text
 from cardarena.tournaments.store import GameRecord
 
 Z = 1.959963984540054  # the 97.5% quantile of the standard normal distribution
@@ -150,12 +152,12 @@ def test_exports(report, tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert data["bots"]["A"]["wins"] == 2 and data["bots"]["A"]["games"] == 4
     assert set(data["bots"]["A"]) >= {"games", "wins", "rating", "rating_ci95", "timeouts"}
     json.loads(json.dumps(data))
-    bots_csv, matrix_csv = report.write_csv(str(tmp_path))
+    bots_csv, matrix_csv = write_csv(report, str(tmp_path))
     with open(bots_csv, encoding="utf-8") as bots_file:
         rows = list(csv.DictReader(bots_file))
     assert {row["bot"]: int(row["wins"]) for row in rows} == {"A": 2, "B": 0, "C": 2}
     with open(matrix_csv, encoding="utf-8") as matrix_file:
         cells = list(csv.DictReader(matrix_file))
     assert len(cells) == 6  # every ordered pair
-    text = report.text()
+    text = report_text(report)
     assert "5 games" in text and "1 referee errors" in text

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cardarena.tournaments.report import build_report
+from cardarena.tournaments.report.text import report_text
 from cardarena.tournaments.store import GameRecord, StoreError, TournamentStore
 
 
@@ -50,7 +51,7 @@ def test_report_counts_timeouts_under_overload_apart() -> None:
     report = build_report(["a", "b"], GAMES)
     a = next(bot for bot in report.bots if bot.name == "a")
     assert (a.timeouts, a.overloaded_timeouts, a.crashes) == (2, 1, 1)
-    assert "timeouts while the machine was overloaded" in report.text()
+    assert "timeouts while the machine was overloaded" in report_text(report)
     assert report.to_json()["bots"]["a"]["overloaded_timeouts"] == 1
 
 

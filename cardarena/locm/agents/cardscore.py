@@ -5,7 +5,7 @@ about ``2c + 1`` of them); its *surplus* over that baseline says how efficient i
 is. The 1.0/1.2 draft takes the best surplus of each triple, nudged towards a
 mana curve and enough creatures; the 1.5 constructed turn fills a whole deck the
 same way. Both are pure functions of the cards on offer, so they work in-process
-(on a :class:`~cardarena.locm.state.State`) and in a bot process (on parsed input).
+(on a :class:`~cardarena.locm.engine.state.State`) and in a bot process (on parsed input).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..cards import (
+from ..engine.cards import (
     BREAKTHROUGH,
     CHARGE,
     DRAIN,
@@ -25,9 +25,9 @@ from ..cards import (
     Card,
     CardType,
 )
-from ..deckbuilding import MAX_COPIES
-from ..rules import DECK_SIZE, RuleSet
-from ..state import Action, ActionType, Phase, State
+from ..engine.deckbuilding import MAX_COPIES
+from ..engine.rules import DECK_SIZE, RuleSet
+from ..engine.state import Action, ActionType, Phase, State
 
 CURVE_BONUS = 1.5
 CREATURE_BONUS = 1.5

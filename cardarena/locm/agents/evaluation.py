@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..cards import BREAKTHROUGH, DRAIN, GUARD, LETHAL, WARD
-from ..state import Creature, Phase, State
+from ..engine.cards import BREAKTHROUGH, DRAIN, GUARD, LETHAL, WARD
+from ..engine.state import Creature, Phase, State
 
 WIN_SCORE = 1_000_000.0
 

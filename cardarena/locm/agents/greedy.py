@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import random
 
-from ..cards import GUARD
-from ..state import PASS, Action, ActionType, Phase, State
+from ..engine.cards import GUARD
+from ..engine.state import PASS, Action, ActionType, Phase, State
 from .cardscore import DEFAULT_DECK, DeckPolicy, deck_building_action
 from .evaluation import BASELINE, Weights, evaluate
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..rules import ruleset
-from ..state import Action, Phase, State
+from ..engine.rules import ruleset
+from ..engine.state import Action, Phase, State
 from . import AGENT_VERSIONS, check_agent_version
 from .cardscore import DEFAULT_DECK, deck_building_action
 
@@ -34,7 +34,7 @@ VERSIONS = AGENT_VERSIONS["learned"]
 
 def _encoding():  # type: ignore[no-untyped-def]
     """The encoding module, imported late: it is pure numpy, but keeps the engine import-light."""
-    from ..envs import encoding
+    from ..encoding import encoder as encoding
 
     return encoding
 
@@ -61,7 +61,7 @@ def battle_features(observation: np.ndarray, version: str, out: np.ndarray | Non
     if out is None:
         out = np.empty(prefix + 1, np.float32)
     np.divide(observation[:prefix], scale, out=out[:prefix])
-    out[prefix] = 1.0 if version == "1.5" else 0.0
+    out[prefix] = 1.0 if ruleset(version).area_effects else 0.0  # the flag: 1.5 rules
     return out
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..state import PASS, Action, Phase, State
+from ..engine.state import PASS, Action, Phase, State
 from .cardscore import deck_building_action
 
 

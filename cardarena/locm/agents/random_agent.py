@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from ..state import Action, State
+from ..engine.state import Action, State
 
 
 class RandomAgent:

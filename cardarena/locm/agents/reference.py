@@ -28,7 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..state import Action, State
+from ..engine.state import Action, State
 
 PYTHON_PREFIX = "python:"
 DEFAULT_FACTORY = "make_agent"
@@ -151,7 +151,9 @@ class PolicyAgent:
     """``locm bot`` gives it the cards left in its deck, as the environment observation has."""
 
     def __init__(self, policy: Callable[[Any, Any], Any], name: str = "policy") -> None:
-        from ..envs import encoding  # numpy: imported now, not on the first turn's clock
+        from ..encoding import (
+            encoder as encoding,  # numpy: imported now, not on the first turn's clock
+        )
 
         self.policy = policy
         self.name = name

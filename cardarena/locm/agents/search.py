@@ -27,8 +27,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..cards import Card
-from ..state import PASS, Action, ActionType, CardInstance, Phase, State
+from ..engine.cards import Card
+from ..engine.state import PASS, Action, ActionType, CardInstance, Phase, State
 from .cardscore import AGGRO_DECK, DeckPolicy, deck_building_action
 from .evaluation import TUNED, WIN_SCORE, Weights, evaluate
 from .greedy import best_greedy_action, lethal_attack

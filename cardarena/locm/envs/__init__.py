@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .encoding import ActionLayout, Encoder, ObservationLayout, action_layout, observation_layout
+from ..encoding.encoder import (
+    ActionLayout,
+    Encoder,
+    ObservationLayout,
+    action_layout,
+    observation_layout,
+)
 
 try:
     import gymnasium as gym

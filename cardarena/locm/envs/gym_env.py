@@ -15,14 +15,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN
-from ..params import GameParameters, resolve_parameters
-from ..rules import DEFAULT_VERSION, ruleset
-from ..state import Action, IllegalActionError, Phase, State
-from .encoding import Encoder
+from ..encoding.encoder import Encoder
+from ..engine.drawing import state_frame
+from ..engine.javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN
+from ..engine.params import GameParameters, resolve_parameters
+from ..engine.rules import DEFAULT_VERSION, ruleset
+from ..engine.state import Action, IllegalActionError, Phase, State
 from .javastreams import double_streams
 from .policies import Policy, PolicySpec
-from .render import render_text
 
 Mode = Literal["game", "deckbuilding", "battle"]
 _PHASE_NAMES = {phase: phase.name.lower() for phase in Phase}
@@ -189,7 +189,7 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
             return None
         if self.state is None:
             return "(no game: call reset())\n"
-        return render_text(self.state, self.seat, self.encoder)
+        return state_frame(self.state, self.seat, self.encoder.board_slots)
 
     # --- internals ---------------------------------------------------------------------
 

@@ -4,8 +4,8 @@ The 48-bit LCG jumps ahead in closed form: after ``k`` steps the state is
 ``(A_k * s0 + C_k) mod 2**48``. Computed in uint64, whose wraparound is mod 2**64,
 the result is still exact mod 2**48 (2**48 divides 2**64), so every state of a
 stream comes from one vectorised multiply-add. The engine keeps the one generator
-(:func:`cardarena.locm.cards.generate_cards`); this only supplies its draws, equal
-number for number to :func:`cardarena.locm.cards.java_double_streams`.
+(:func:`cardarena.locm.engine.cards.generate_cards`); this only supplies its draws, equal
+number for number to :func:`cardarena.locm.engine.cards.java_double_streams`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..javarandom import ADDEND, DOUBLE_UNIT, MASK, MULTIPLIER
+from ..engine.javarandom import ADDEND, DOUBLE_UNIT, MASK, MULTIPLIER
 
 _jumps: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.uint64), np.zeros(0, np.uint64))
 """(A_k, C_k) for k = 1..len: the state after k steps is (A_k * s0 + C_k) mod 2**48."""

@@ -14,13 +14,13 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from ..javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN
-from ..params import resolve_parameters
-from ..rules import DEFAULT_VERSION, ruleset
-from ..state import IllegalActionError, State
-from .encoding import Encoder
+from ..encoding.encoder import Encoder
+from ..engine.drawing import state_frame
+from ..engine.javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN
+from ..engine.params import resolve_parameters
+from ..engine.rules import DEFAULT_VERSION, ruleset
+from ..engine.state import IllegalActionError, State
 from .javastreams import double_streams
-from .render import render_text
 
 AGENTS = ("player_0", "player_1")
 
@@ -126,7 +126,7 @@ class LOCMAECEnv(AECEnv):
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.state is None:
             return None
-        return render_text(self.state, self.state.current_player, self.encoder)
+        return state_frame(self.state, self.state.current_player, self.encoder.board_slots)
 
     def close(self) -> None:
         """Nothing to release: the engine holds no processes or files."""

@@ -19,8 +19,8 @@ import numpy as np
 from ..agents import check_agent_version, make_agent
 from ..agents.random_agent import RandomAgent
 from ..agents.reference import PYTHON_PREFIX
-from ..state import Action, IllegalActionError, State
-from .encoding import Encoder
+from ..encoding.encoder import Encoder
+from ..engine.state import Action, IllegalActionError, State
 
 PolicyFn = Callable[[np.ndarray, np.ndarray], Any]
 PolicySpec = Any  # str | agent with act(state) | PolicyFn

@@ -1,6 +1,6 @@
 """The frames of the replay viewer: a logged game, re-simulated, as JSON-ready data.
 
-:class:`~cardarena.locm.replay.LogReplay` plays the log again with the engine; this
+:class:`~cardarena.locm.referee.replay.LogReplay` plays the log again with the engine; this
 module takes a snapshot of what a spectator should see at each step: one frame per
 deck-building round (1.0/1.2 draft pick, 1.5 constructed turn), one at the start of
 each battle turn, one after each executed action, and one for the end. The browser
@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..cards import Card
-from ..replay import LogReplay, ReplayError, readable_tokens
-from ..state import Action, ActionType, Creature, Phase, State
+from ..engine.cards import Card
+from ..engine.state import Action, ActionType, Creature, Phase, State
+from ..referee.replay import LogReplay, ReplayError, readable_tokens
 
 FRAMES_FORMAT = "cardarena.locm.viewer/1"
 MAX_STDERR_CHARS = 4000

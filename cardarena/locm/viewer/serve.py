@@ -22,9 +22,11 @@ import tempfile
 import threading
 from typing import Any
 
+from ...tournaments.report.html import read_change_mark, read_snapshot, report_page
+from ...tournaments.report.png import write_pictures
 from ...tournaments.store import StoreError, reading
-from ..replay import ReplayError
-from .report_html import game_page, read_change_mark, read_snapshot, report_page
+from ..referee.replay import ReplayError
+from .tournament_pages import GAME, game_page
 
 GAME_CACHE_SIZE = 256
 
@@ -49,7 +51,7 @@ class _Pages:
         mark = read_change_mark(self.db)
         if self.report is None or self.report[0] != mark:
             snapshot = read_snapshot(self.db)
-            self.report = (snapshot.version_key, report_page(snapshot, live=True))
+            self.report = (snapshot.version_key, report_page(snapshot, game=GAME, live=True))
         return self.report[1]
 
     def picture(self, name: str) -> bytes | None:
@@ -60,7 +62,7 @@ class _Pages:
                 self.pictures = {}
                 if snapshot.report.games:
                     with tempfile.TemporaryDirectory() as directory:
-                        for path in snapshot.report.write_pictures(directory):
+                        for path in write_pictures(snapshot.report, directory):
                             with open(path, "rb") as picture:
                                 self.pictures[os.path.basename(path)] = picture.read()
                 self.pictures_key = snapshot.version_key

@@ -5,12 +5,11 @@ Kept apart from the rules (OpenSpiel's observers): nothing here changes a game.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .cards import CARDS_BY_ID, Card, keywords_from_text
-from .rules import MAX_MANA, RUNES, RuleSet, ruleset
+from .cards import CARDS_BY_ID, Card
 from .state import (
     Action,
     ActionType,
@@ -22,7 +21,7 @@ from .state import (
     State,
 )
 
-STATE_FORMAT = "cardarena.locm.state/1"
+STATE_FORMAT = "cardarena.locm.engine.state/1"
 
 
 # --- what a player may see ---------------------------------------------------------
@@ -231,92 +230,4 @@ def state_from_dict(data: Mapping[str, Any], version: str | None = None) -> Stat
     state.turn = data["turn"]
     state.winner = data["winner"]
     state.end_reason = EndReason[data["end_reason"].upper()]
-    return state
-
-
-# --- a state rebuilt from a bot's input text -----------------------------------------
-
-UNKNOWN_CARD = Card(-1, 0, 99, 0, 1)
-"""Stands for a card the player cannot see (opponent hand, deck order); never playable."""
-_UNKNOWN_ID_BASE = 10_000
-
-
-def parse_card_line(line: str, rules: RuleSet) -> tuple[CardInstance, int, int]:
-    """One card line of an input block: (instance with its printed card, location, lane)."""
-    fields = line.split()
-    expected = 11 + (1 if rules.has_lanes else 0) + (1 if rules.area_effects else 0)
-    if len(fields) != expected:
-        raise ValueError(f"a LOCM {rules.version} card line has {expected} fields: {line!r}")
-    base_id, instance_id, location, kind, cost, attack, defense = (int(f) for f in fields[:7])
-    keywords = keywords_from_text(fields[7])
-    my_health, opp_health, draw = (int(f) for f in fields[8:11])
-    area = int(fields[11]) if rules.area_effects else 0
-    lane = int(fields[-1]) if rules.has_lanes else 0
-    card = Card(base_id, kind, cost, attack, defense, keywords, my_health, opp_health, draw, area)
-    return CardInstance(instance_id, card), location, lane
-
-
-def parse_offered_cards(text: str, version: str) -> list[Card]:
-    """The cards offered in a deck-building input (the draft triple or the 1.5 pool)."""
-    rules = ruleset(version)
-    lines = text.strip("\n").split("\n")
-    count = int(lines[3])
-    return [parse_card_line(line, rules)[0].card for line in lines[4 : 4 + count]]
-
-
-def state_from_input(
-    version: str,
-    text: str,
-    player: int,
-    player_turn: int = 0,
-    my_deck: Sequence[Card] | None = None,
-) -> State:
-    """A battle state rebuilt from the input text ``player`` received at its turn start.
-
-    What the text does not show is filled in: the opponent's hand and both decks are
-    :data:`UNKNOWN_CARD` placeholders (or ``my_deck``, in order, when the bot tracks
-    its own deck), ``player_turn`` is how many turns this player started before
-    (for the 50-turn rule). Search agents determinise the placeholders.
-    """
-    rules = ruleset(version)
-    lines = text.strip("\n").split("\n")
-    me_fields, opp_fields = (list(map(int, lines[i].split())) for i in (0, 1))
-    opp_hand_size, opp_action_count = map(int, lines[2].split())
-    state = State.new_battle(rules)
-    state.active = player
-    state.turn = 2 * player_turn + player
-    unknown_ids = iter(range(_UNKNOWN_ID_BASE, _UNKNOWN_ID_BASE + 200))
-
-    def fill(side: Player, fields: list[int], index: int, is_me: bool) -> None:
-        side.health, side.max_mana, deck_size = fields[0], fields[1], fields[2]
-        side.draw_shown = fields[-1]
-        side.runes = [rune for rune in RUNES if rune <= fields[3]] if rules.runes else []
-        own_turn = player_turn if index >= player or is_me else player_turn - 1
-        side.bonus_mana_turns = int(index == 1 and side.max_mana > min(MAX_MANA, own_turn + 1))
-        side.mana = side.max_mana
-        side.next_turn_draw = 1 if is_me else side.draw_shown
-        if is_me and my_deck is not None:
-            if len(my_deck) != deck_size:
-                raise ValueError(f"my_deck has {len(my_deck)} cards, the input says {deck_size}")
-            side.deck = [CardInstance(next(unknown_ids), card) for card in my_deck]
-        else:
-            side.deck = [CardInstance(next(unknown_ids), UNKNOWN_CARD) for _ in range(deck_size)]
-
-    me, opp = state.players[player], state.players[1 - player]
-    fill(me, me_fields, player, True)
-    fill(opp, opp_fields, 1 - player, False)
-    opp.hand = [CardInstance(next(unknown_ids), UNKNOWN_CARD) for _ in range(opp_hand_size)]
-    for line in lines[3 : 3 + opp_action_count]:
-        base_id, name, *numbers = line.split()
-        target = int(numbers[1]) if len(numbers) > 1 else -1
-        opp.performed.append((int(base_id), Action(ActionType[name], int(numbers[0]), target)))
-    card_count = int(lines[3 + opp_action_count])
-    for line in lines[4 + opp_action_count : 4 + opp_action_count + card_count]:
-        inst, location, lane = parse_card_line(line, rules)
-        if location == 0:
-            me.hand.append(inst)
-            continue
-        creature = Creature(inst.id, inst.card, max(lane, 0))
-        creature.can_attack = location == 1  # own creatures may attack at turn start
-        (me if location == 1 else opp).board.append(creature)
     return state

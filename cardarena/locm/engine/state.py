@@ -36,7 +36,7 @@ from .deckbuilding import (
     draft_triples,
 )
 from .javarandom import JavaRandom
-from .params import GameParameters, resolve_parameters
+from .params import GameParameters, game_parameters, resolve_parameters
 from .rules import (
     DECK_SIZE,
     DECKOUT_DAMAGE,
@@ -51,7 +51,7 @@ from .rules import (
 )
 
 if TYPE_CHECKING:
-    from .observation import PlayerView
+    from .views import PlayerView
 
 
 class IllegalActionError(ValueError):
@@ -332,7 +332,7 @@ class State:
     @classmethod
     def new(
         cls,
-        version: str | RuleSet = "1.5",
+        version: str | RuleSet | None = None,
         params: Mapping[str, object] | GameParameters | None = None,
         league: int = 4,
         card_streams: DoubleStreams = java_double_streams,
@@ -341,16 +341,13 @@ class State:
 
         ``params`` are the official game parameters (``{"seed": 42}``, ...); absent
         seeds are derived or drawn at random, and :attr:`params` keeps what was used.
+        Resolved :class:`GameParameters` carry their version; without them, ``version``
+        defaults to the latest.
         ``league`` is the CodinGame league level of the 1.0 draft pool (4 = all cards).
         ``card_streams`` draws the 1.5 card generator's numbers (the envs pass a numpy one).
         """
-        rules = ruleset(version)
-        if isinstance(params, GameParameters):
-            if params.version != rules.version:
-                raise ValueError(f"parameters are for LOCM {params.version}, not {rules.version}")
-            resolved = params
-        else:
-            resolved = resolve_parameters(rules, params)
+        resolved = game_parameters(version, params)
+        rules = ruleset(resolved.version)
         if not isinstance(league, int) or league < 1:
             raise ValueError(f"league must be a positive integer, got {league!r}")
         draft: tuple[DraftTriple, ...] = ()
@@ -393,8 +390,8 @@ class State:
         player_turn: int = 0,
         my_deck: Sequence[Card] | None = None,
     ) -> State:
-        """Rebuild a battle state from the text ``player`` received (see observation.py)."""
-        from .observation import state_from_input
+        """Rebuild a battle state from the text ``player`` received (see :mod:`.text`)."""
+        from .text import state_from_input
 
         return state_from_input(version, text, player, player_turn, my_deck)
 
@@ -1004,29 +1001,29 @@ class State:
         self.end_reason = reason
         self.phase = Phase.ENDED
 
-    # --- views and serialisation (see observation.py) ---------------------------
+    # --- views and serialisation (see :mod:`.text`) ---------------------------
 
     def input_text(self, player: int) -> str:
         """The exact text the official referee would send ``player`` now."""
-        from .protocol import player_input
+        from .text import player_input
 
         return player_input(self, player)
 
     def view(self, player: int) -> PlayerView:
         """What ``player`` can see: no deck order, no opponent hand."""
-        from .observation import player_view
+        from .views import player_view
 
         return player_view(self, player)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready snapshot; :meth:`from_dict` rebuilds an equal state."""
-        from .observation import state_to_dict
+        from .views import state_to_dict
 
         return state_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], version: str | None = None) -> State:
-        from .observation import state_from_dict
+        from .views import state_from_dict
 
         return state_from_dict(data, version)
 

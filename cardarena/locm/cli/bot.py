@@ -5,7 +5,7 @@ so it plays in ``locm play``, in the official referee jar and on CodinGame. The 
 is a built-in name or a ``python:MODULE:FACTORY`` reference (:mod:`.reference`).
 Deck building uses the agent's ``deck_policy`` (the card scores of :mod:`.cardscore`;
 the default one when the agent has none) on the cards it is shown; battle
-turns rebuild a :class:`~cardarena.locm.state.State` from the input text
+turns rebuild a :class:`~cardarena.locm.engine.state.State` from the input text
 (:meth:`State.from_input`, hidden cards as placeholders) and let the agent play
 the whole turn on it. The version is recognised from the input (1.5 player
 lines have 4 numbers, 1.0/1.2 ones 5; 1.0 card lines 11 fields, 1.2 ones 12).
@@ -13,16 +13,19 @@ lines have 4 numbers, 1.0/1.2 ones 5; 1.0 card lines 11 fields, 1.2 ones 12).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import Counter
 from collections.abc import Callable
 from typing import TextIO
 
-from ..cards import Card, keywords_from_text
-from ..rules import ruleset
-from ..state import PASS, ActionType, Phase, State
-from . import make_agent
-from .cardscore import DEFAULT_DECK, DeckPolicy, constructed_deck, draft_pick
+from ...argtypes import positive_number
+from ..agents import make_agent
+from ..agents.cardscore import DEFAULT_DECK, DeckPolicy, constructed_deck, draft_pick
+from ..engine.cards import Card
+from ..engine.rules import VERSIONS, ruleset
+from ..engine.state import PASS, ActionType, Phase, State
+from ..engine.text import detect_version, parse_card_line
 
 
 class InputEnded(EOFError):
@@ -47,32 +50,6 @@ def _read_block(readline: Callable[[], str]) -> list[str]:
     lines.append(count)
     lines.extend(line() for _ in range(int(count)))
     return lines
-
-
-def parse_card_line(line: str, area_effects: bool) -> Card:
-    """A card from an input card line (deck building shows each card once, id -1)."""
-    fields = line.split()
-    area = int(fields[11]) if area_effects else 0
-    return Card(
-        base_id=int(fields[0]),
-        type=int(fields[3]),
-        cost=int(fields[4]),
-        attack=int(fields[5]),
-        defense=int(fields[6]),
-        keywords=keywords_from_text(fields[7]),
-        my_health=int(fields[8]),
-        opp_health=int(fields[9]),
-        draw=int(fields[10]),
-        area=area,
-    )
-
-
-def detect_version(lines: list[str]) -> str:
-    """1.5, 1.2 or 1.0, from the shape of an input block."""
-    if len(lines[0].split()) == 4:
-        return "1.5"
-    cards = lines[4 + int(lines[2].split()[1]) :]
-    return "1.0" if cards and len(cards[0].split()) == 11 else "1.2"
 
 
 class BotSession:
@@ -100,7 +77,7 @@ class BotSession:
         card_lines = lines[cards_from:]
         my_max_mana = int(lines[0].split()[1])
         if my_max_mana == 0:  # deck building: nobody has mana yet
-            offered = [parse_card_line(line, rules.area_effects) for line in card_lines]
+            offered = [parse_card_line(line, rules)[0].card for line in card_lines]
             if rules.draft:
                 index = draft_pick(offered, self.chosen, rules, self.policy)
                 self.draft.append(tuple(offered))
@@ -180,3 +157,33 @@ def run_bot(
             return 0
         sink.write(session.answer(lines) + "\n")
         sink.flush()
+
+
+def _cmd_bot(args: argparse.Namespace) -> int:
+    return run_bot(args.name, args.seed, args.version, args.time_scale)
+
+
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``bot`` to the ``locm`` command line."""
+    from ..agents import BUILTIN_AGENTS
+
+    bot = commands.add_parser(
+        "bot",
+        help="run a built-in agent (or python: reference) as a bot process (stdin/stdout, the "
+        "official protocol)",
+        description="Plays one game on stdin/stdout like any bot: use it in locm play, in the "
+        "official referee or on CodinGame. The LOCM version is recognised from the input.",
+    )
+    bot.add_argument(
+        "name", metavar="AGENT",
+        help=f"a built-in agent ({', '.join(sorted(BUILTIN_AGENTS))}) or python:MODULE:FACTORY",
+    )  # fmt: skip
+    bot.add_argument("--seed", type=int, help="the agent's seed (default: random)")
+    bot.add_argument("--version", choices=VERSIONS, help="default: recognised from the input")
+    bot.add_argument(
+        "--time-scale", type=positive_number, default=1.0, metavar="X",
+        help="the referee's time scale: a search agent budgets X times the official limits",
+    )  # fmt: skip
+    bot.set_defaults(run=_cmd_bot)

@@ -23,10 +23,10 @@ import signal
 from collections.abc import Sequence
 from typing import Protocol
 
+from ..agents import Agent
+from ..engine.rules import DECK_SIZE, MAX_ANSWER_BYTES
+from ..engine.state import PASS, ActionType, Phase, State
 from . import sandbox as sandboxing
-from .agents import Agent
-from .rules import DECK_SIZE, MAX_ANSWER_BYTES
-from .state import PASS, ActionType, Phase, State
 
 STDERR_BYTES_PER_ROUND = 4096
 """The SDK runner logs at most this many bytes of a bot's stderr per execution."""
@@ -141,7 +141,7 @@ class LineSplitter:
 class ProcessPlayer:
     """A bot program, started through the shell in its own process group.
 
-    With ``sandbox`` (where :func:`~cardarena.locm.sandbox.available`), the shell and
+    With ``sandbox`` (where :func:`~cardarena.locm.referee.sandbox.available`), the shell and
     the bot run in a bubblewrap sandbox: our child is then ``bwrap``, and killing
     it kills the sandbox's PID namespace, every descendant of the bot included.
     """

@@ -3,7 +3,7 @@
 A GameResult log (ours, or the official referee's) holds every answer of both
 bots and the parameters of the game, which is all the engine needs to play the
 game again exactly: the replay re-runs it through
-:class:`~cardarena.locm.protocol.ProtocolGame` and describes each turn.
+:class:`~cardarena.locm.referee.protocol_game.ProtocolGame` and describes each turn.
 """
 
 from __future__ import annotations
@@ -14,17 +14,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .cards import ABILITIES_TEXT, CardType
+from ..engine.drawing import board_text, hand_text, side_text
+from ..engine.state import Phase
 from .gameresult import answers_from_log
-from .protocol import ProtocolGame, Request
-from .state import Creature, Phase, Player, State
-
-TYPE_NAMES = {
-    CardType.CREATURE: "creature",
-    CardType.GREEN_ITEM: "green item",
-    CardType.RED_ITEM: "red item",
-    CardType.BLUE_ITEM: "blue item",
-}
+from .protocol_game import ProtocolGame, Request
 
 
 class ReplayError(ValueError):
@@ -80,40 +73,6 @@ def _guess_version(log: Mapping[str, Any], params: Mapping[str, str]) -> str:
 def readable_tokens(line: str) -> str:
     """Summary lines name players by SDK token (``$0``, ``Player $0``): say "player 0"."""
     return re.sub(r"(?:Player )?\$([01])", r"player \1", line)
-
-
-def _creature(creature: Creature) -> str:
-    card = creature.card
-    keywords = ABILITIES_TEXT[creature.keywords].replace("-", "")
-    text = f"#{creature.id}({card.base_id}) {creature.attack}/{creature.defense}"
-    return f"{text} {keywords}" if keywords else text
-
-
-def _side(state: State, index: int) -> str:
-    player: Player = state.players[index]
-    runes = f", next rune {player.next_rune}" if state.rules.runes else ""
-    return (
-        f"player {index}: {player.health} HP, {player.max_mana} mana, deck {len(player.deck)}, "
-        f"hand {len(player.hand)}{runes}"
-    )
-
-
-def _board(state: State, index: int) -> str:
-    board = state.players[index].board
-    lanes = []
-    for lane in range(state.rules.lanes):
-        creatures = [_creature(c) for c in board if c.lane == lane or state.rules.lanes == 1]
-        lanes.append(" ".join(creatures) or "-")
-    return f"  board {index}: " + " | ".join(lanes)
-
-
-def _hand(state: State, index: int) -> str:
-    cards = []
-    for inst in state.players[index].hand:
-        card = inst.card
-        kind = "" if card.type == CardType.CREATURE else f" {TYPE_NAMES[CardType(card.type)]}"
-        cards.append(f"#{inst.id}({card.base_id}, {card.cost} mana{kind})")
-    return f"  hand {index}: " + (" ".join(cards) or "-")
 
 
 class LogReplay:
@@ -188,10 +147,10 @@ def replay_lines(
             yield ""
             yield f"turn {state.turn + 1}: player {active} plays"
             for index in (active, 1 - active):
-                yield "  " + _side(state, index)
-            yield _hand(state, active)
+                yield "  " + side_text(state, index)
+            yield hand_text(state, active)
             for index in (active, 1 - active):
-                yield _board(state, index)
+                yield board_text(state, index)
             yield f"  says: {lines[0]!r}" if lines[0] is not None else "  says nothing (timeout)"
     for line in game.summaries[seen:]:
         yield "  " + readable_tokens(line)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .report import Report
+    from .model import Report
 
 
 def _pyplot():  # type: ignore[no-untyped-def]
@@ -63,3 +64,14 @@ def plot_ratings(report: Report, path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def write_pictures(report: Report, directory: str) -> list[str]:
+    """matrix.png (heatmap) and ratings.png (ratings with intervals)."""
+    os.makedirs(directory, exist_ok=True)
+    matrix_path = os.path.join(directory, "matrix.png")
+    ratings_path = os.path.join(directory, "ratings.png")
+    plot_matrix(report, matrix_path)
+    plot_ratings(report, ratings_path)
+    return [matrix_path, ratings_path]
+

@@ -1,4 +1,6 @@
-"""The tournament report: win-rate matrix, ratings, timings, errors; text, CSV, JSON, PNG.
+"""The tournament report's data model: win-rate matrix, ratings, timings, errors.
+
+Renderers draw it: :mod:`.text`, :mod:`.files` (CSV, JSON), :mod:`.png`, :mod:`.html`.
 
 Conventions (also in docs/tournaments.md):
 
@@ -16,16 +18,13 @@ Conventions (also in docs/tournaments.md):
 
 from __future__ import annotations
 
-import csv
-import json
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from statistics import NormalDist
 from typing import Any
 
-from .store import GameRecord
+from ..store import GameRecord
 
 Z95 = NormalDist().inv_cdf(0.975)
 OVERLOAD = 1.0
@@ -100,8 +99,6 @@ class Report:
     referee_errors: int = 0
     settings: dict[str, str] = field(default_factory=dict)
 
-    # --- exports -----------------------------------------------------------------
-
     def to_json(self) -> dict[str, Any]:
         def pair(stats: PairStats) -> dict[str, Any]:
             low, high = stats.interval
@@ -131,106 +128,6 @@ class Report:
                 a: {b: pair(stats) for b, stats in row.items()} for a, row in self.matrix.items()
             },
         }
-
-    def write_csv(self, directory: str) -> list[str]:
-        os.makedirs(directory, exist_ok=True)
-        bots_path = os.path.join(directory, "bots.csv")
-        with open(bots_path, "w", newline="", encoding="utf-8") as out:
-            writer = csv.writer(out)
-            writer.writerow(
-                ["bot", "games", "wins", "losses", "draws", "win_rate", "rating", "rating_low",
-                 "rating_high", "mean_turn_ms", "max_turn_ms", "timeouts", "crashes",
-                 "invalid_outputs", "overloaded_timeouts"]
-            )  # fmt: skip
-            for b in self.bots:
-                writer.writerow(
-                    [b.name, b.games, b.wins, b.losses, b.draws, _num(b.rate), _num(b.rating),
-                     _num(b.rating_low), _num(b.rating_high), _num(b.mean_turn_ms),
-                     _num(b.max_turn_ms), b.timeouts, b.crashes, b.invalid_outputs,
-                     b.overloaded_timeouts]
-                )  # fmt: skip
-        matrix_path = os.path.join(directory, "matrix.csv")
-        with open(matrix_path, "w", newline="", encoding="utf-8") as out:
-            writer = csv.writer(out)
-            writer.writerow(
-                ["bot", "opponent", "games", "wins", "losses", "draws", "win_rate", "low", "high"]
-            )
-            for a, row in self.matrix.items():
-                for b, s in row.items():
-                    low, high = s.interval
-                    writer.writerow(
-                        [a, b, s.games, s.wins, s.losses, s.draws, _num(s.rate), _num(low),
-                         _num(high)]
-                    )  # fmt: skip
-        return [bots_path, matrix_path]
-
-    def write_json(self, directory: str) -> str:
-        os.makedirs(directory, exist_ok=True)
-        path = os.path.join(directory, "report.json")
-        with open(path, "w", encoding="utf-8") as out:
-            json.dump(self.to_json(), out, indent=2)
-            out.write("\n")
-        return path
-
-    def write_pictures(self, directory: str) -> list[str]:
-        """matrix.png (heatmap) and ratings.png (ratings with intervals)."""
-        from .plots import plot_matrix, plot_ratings
-
-        os.makedirs(directory, exist_ok=True)
-        matrix_path = os.path.join(directory, "matrix.png")
-        ratings_path = os.path.join(directory, "ratings.png")
-        plot_matrix(self, matrix_path)
-        plot_ratings(self, ratings_path)
-        return [matrix_path, ratings_path]
-
-    # --- text ----------------------------------------------------------------------
-
-    def text(self) -> str:
-        names = [b.name for b in self.bots]
-        width = max([len(n) for n in names] + [8])
-        lines = [f"{self.games} games" + (
-            f" ({self.referee_errors} referee errors, not counted)" if self.referee_errors else ""
-        )]  # fmt: skip
-        lines.append("")
-        lines.append(
-            f"{'bot':<{width}}  games  wins  win rate [95% CI]     rating [95% CI]        "
-            "mean ms   max ms  timeouts crashes invalid"
-        )
-        for b in self.bots:
-            rate = "    -" if b.rate is None else f"{b.rate:6.1%}"
-            low, high = wilson_interval(b.wins + b.draws / 2, b.games)
-            lines.append(
-                f"{b.name:<{width}}  {b.games:5d} {b.wins:5d}  {rate} [{low:4.0%}, {high:4.0%}]"
-                f"  {b.rating:6.2f} [{b.rating_low:6.2f}, {b.rating_high:6.2f}]"
-                f"  {b.mean_turn_ms:8.1f} {b.max_turn_ms:8.1f}  {b.timeouts:8d} {b.crashes:7d}"
-                f" {b.invalid_outputs:7d}"
-            )
-        overloaded = [b for b in self.bots if b.overloaded_timeouts]
-        if overloaded:
-            counts = ", ".join(f"{b.name} {b.overloaded_timeouts}" for b in overloaded)
-            lines.append(
-                f"timeouts while the machine was overloaded (load per core > {OVERLOAD:g}): "
-                f"{counts} (possibly the machine's fault, not the bot's)"
-            )
-        lines.append("")
-        lines.append("win rate of the row against the column (both seats) [95% CI]")
-        cell = 20
-        lines.append(" " * width + "".join(f"{n[: cell - 1]:>{cell}}" for n in names))
-        for a in names:
-            cells = []
-            for b in names:
-                stats = self.matrix.get(a, {}).get(b)
-                if a == b or stats is None or not stats.games:
-                    cells.append(f"{'-':>{cell}}")
-                    continue
-                low, high = stats.interval
-                cells.append(f"{stats.rate:.0%} [{low:.0%},{high:.0%}]".rjust(cell))
-            lines.append(f"{a:<{width}}" + "".join(cells))
-        return "\n".join(lines)
-
-
-def _num(value: float | None) -> str:
-    return "" if value is None else f"{value:.6g}"
 
 
 _RANKS: dict[int | None, list[int]] = {None: [1, 1], 0: [1, 2], 1: [2, 1]}

@@ -1,25 +1,22 @@
-"""The tournament report as HTML: ``locm report --html DIR`` and the pages of ``locm serve``.
+"""The tournament report as one HTML page (``locm report --html DIR``, ``locm serve``).
 
-One page (``index.html``) holds the same numbers as the text report — ratings, win
+The page (``index.html``) holds the same numbers as the text report — ratings, win
 matrix with 95% intervals, turn times, errors, the two PNG pictures — and the list
-of games, each linked to its viewer page (``games/N.html``, N being the game's
-number in the database), built from the compressed log stored with the game.
+of games, each linked to ``games/N.html`` (N: the game's number in the database):
+the game's own viewer page, which the game provides (LOCM: :mod:`cardarena.locm.viewer`).
 """
 
 from __future__ import annotations
 
 import html
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from importlib.resources import files
 
-from ...tournaments.report import OVERLOAD, Report, build_report, wilson_interval
-from ...tournaments.store import GameRecord, StoreError, reading
-from ..replay import ReplayError
-from .page import viewer_html
+from ..store import GameRecord, reading
+from .model import OVERLOAD, Report, build_report, wilson_interval
 
 PICTURES = ("matrix.png", "ratings.png")
 
@@ -172,8 +169,11 @@ LIVE_SCRIPT = """<script>
 </script>"""
 
 
-def report_page(snapshot: Snapshot, *, live: bool = False, pictures: bool = True) -> str:
-    """The report as one HTML page (``live``: it reloads itself when games are added)."""
+def report_page(
+    snapshot: Snapshot, *, game: str, live: bool = False, pictures: bool = True
+) -> str:
+    """The report as one HTML page of a ``game`` tournament (``live``: it reloads itself
+    when games are added)."""
     report, settings = snapshot.report, snapshot.settings
     version = settings.get("version", "?")
     facts = ", ".join(f"{key}={html.escape(value)}" for key, value in sorted(settings.items())
@@ -194,10 +194,10 @@ def report_page(snapshot: Snapshot, *, live: bool = False, pictures: bool = True
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>LOCM {html.escape(version)} tournament</title>
+<title>{html.escape(game)} {html.escape(version)} tournament</title>
 <style>{_css()}</style></head>
 <body data-version="{key}" data-games="{report.games}">
-<header><h1>LOCM {html.escape(version)} tournament</h1>
+<header><h1>{html.escape(game)} {html.escape(version)} tournament</h1>
 <p><b id="game-count">{report.games}</b> games{errors} · {status}</p>
 <p class="muted">{facts}</p></header>
 <h2>Ratings</h2>{_bots_table(report)}
@@ -211,53 +211,3 @@ winner counts half a win for each side; referee failures are left out.</p>
 {LIVE_SCRIPT if live else ""}
 </body></html>
 """
-
-
-def game_page(db: str, number: int) -> str:
-    """The viewer page of game ``number``, with a link back to the report."""
-    from .cli import stored_log
-
-    _key, log = stored_log(db, number)
-    return viewer_html(log, backlink=("../index.html", "← tournament report"))
-
-
-def write_html_report(db: str, directory: str) -> list[str]:
-    """Write index.html, the pictures and every game's viewer page under ``directory``;
-    return what was written. Games whose log does not replay are listed, unlinked."""
-    snapshot = read_snapshot(db)
-    games_dir = os.path.join(directory, "games")
-    try:
-        os.makedirs(games_dir, exist_ok=True)
-        written = []
-        pictures = False
-        if snapshot.report.games:
-            try:
-                snapshot.report.write_pictures(directory)
-                pictures = True
-            except ImportError:
-                pass
-        refused: list[str] = []
-        with reading(db) as store:
-            for record in snapshot.records:
-                number = snapshot.numbers[record.key]
-                found = store.log_by_number(number)
-                if found is None or found[1] is None:
-                    continue
-                try:
-                    page = viewer_html(found[1], backlink=("../index.html", "← tournament report"))
-                except ReplayError:
-                    refused.append(str(number))
-                    continue
-                path = os.path.join(games_dir, f"{number}.html")
-                with open(path, "w", encoding="utf-8") as out:
-                    out.write(page)
-                written.append(path)
-        index = os.path.join(directory, "index.html")
-        with open(index, "w", encoding="utf-8") as out:
-            out.write(report_page(snapshot, pictures=pictures))
-    except OSError as error:
-        raise StoreError(f"cannot write the HTML report in {directory}: {error.strerror}") from None
-    if refused:
-        raise StoreError(f"games {', '.join(refused)} of {db} do not replay: their pages "
-                         "were not written")  # fmt: skip
-    return [index, *written]

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN, JavaRandom, parse_java_long
-from .rules import DECK_SIZE, RuleSet, ruleset
+from .rules import DECK_SIZE, DEFAULT_VERSION, RuleSet, ruleset
 
 
 class ParameterError(ValueError):
@@ -157,6 +157,19 @@ def _parse_draft_ids(value: object) -> tuple[tuple[int, int, int], ...]:
 def random_seed() -> int:
     """A fresh random Java long, as the SDK draws when no seed is given."""
     return random.randint(JAVA_LONG_MIN, JAVA_LONG_MAX)
+
+
+def game_parameters(
+    version: str | RuleSet | None, params: Mapping[str, object] | GameParameters | None
+) -> GameParameters:
+    """The parameters of a game. Resolved parameters carry their version (a different
+    ``version`` beside them is an error); anything else is resolved for ``version``
+    (default: the latest version)."""
+    if isinstance(params, GameParameters):
+        if version is not None and ruleset(version) is not ruleset(params.version):
+            raise ValueError(f"parameters are for LOCM {params.version}, not {version}")
+        return params
+    return resolve_parameters(DEFAULT_VERSION if version is None else version, params)
 
 
 def resolve_parameters(

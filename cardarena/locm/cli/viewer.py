@@ -7,31 +7,12 @@ import os
 import sys
 import webbrowser
 from pathlib import Path
-from typing import Any
 
 from ...argtypes import count, port
-from ...tournaments.store import reading
-from ..cli import league
-from ..replay import ReplayError, load_log
-from ..rules import VERSIONS
-
-
-class ViewError(ValueError):
-    """Bad input to ``locm view``/``locm serve``: one line, exit status 2."""
-
-
-def stored_log(db: str, number: int) -> tuple[str, dict[str, Any]]:
-    """(key, log) of game ``number`` of a tournament database, read-only."""
-    with reading(db) as store:
-        found = store.log_by_number(number)
-        count = store.count()
-    if found is None:
-        raise ViewError(f"{db} has no game {number} (it holds {count} games; `locm report "
-                        f"--html DIR` lists them with their numbers)")  # fmt: skip
-    key, log = found
-    if log is None:
-        raise ViewError(f"game {number} of {db} has no stored log (the referee failed)")
-    return key, log
+from ..engine.rules import VERSIONS
+from ..referee.replay import ReplayError, load_log
+from ..viewer.tournament_pages import ViewError, stored_log
+from .options import league
 
 
 def write_page(path: str, text: str) -> None:
@@ -42,7 +23,7 @@ def write_page(path: str, text: str) -> None:
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
-    from .page import viewer_html
+    from ..viewer.page import viewer_html
 
     if (args.log is None) == (args.db is None):
         raise ViewError("give either a LOG.json or --db DB --game N (see locm view --help)")
@@ -69,7 +50,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .serve import serve
+    from ..viewer.serve import serve
 
     return serve(args.db, args.host, args.port)
 

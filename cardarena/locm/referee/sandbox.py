@@ -8,7 +8,7 @@ writable ``/tmp``, no capabilities, and limits on address space, file size and
 the number of processes and threads.
 
 This module only builds argument vectors and probes, once per process, whether
-the sandbox works here; :class:`~cardarena.locm.players.ProcessPlayer` runs them.
+the sandbox works here; :class:`~cardarena.locm.referee.players.ProcessPlayer` runs them.
 
 How the pieces fit (all standard Linux tools, from util-linux and bubblewrap)::
 

@@ -1,4 +1,6 @@
-"""The official text protocol: what each bot reads, and how what it writes is parsed.
+"""The official protocol game: what each bot is asked, and how what it writes is parsed.
+
+The input text itself is written by :mod:`cardarena.locm.engine.text`.
 
 :class:`ProtocolGame` drives a whole game through that protocol without any I/O:
 it says which player must answer which input text within which time limit
@@ -14,20 +16,18 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .cards import ABILITIES_TEXT, Card
-from .javarandom import parse_java_int
-from .rules import (
+from ..engine.cards import Card
+from ..engine.javarandom import parse_java_int
+from ..engine.rules import (
     DECK_SIZE,
     FRAME_LIMIT,
     MAX_ANSWER_BYTES,
-    STARTING_HEALTH,
     TOTAL_TIME_QUOTA_MS,
     RuleSet,
 )
-from .state import Action, ActionType, Creature, EndReason, Phase, Player, State
+from ..engine.state import Action, ActionType, EndReason, Phase, State
+from ..engine.text import JAVA_WHITESPACE, battle_input, deck_building_input
 
-JAVA_WHITESPACE = "".join(chr(code) for code in range(33))
-"""What Java's ``String.trim`` removes: every character up to U+0020."""
 ILLEGAL_ACTION_SUMMARY_LIMIT = 3
 CONSTRUCTED_VISUAL_FRAMES = 4
 """1.5: two more construction frames and one clean-up frame after the constructed turn."""
@@ -39,106 +39,6 @@ class ProtocolError(ValueError):
 
 ParsedAction = tuple[Action, str]
 """An action and the free text the bot wrote after it (display only)."""
-
-
-# --- input text ------------------------------------------------------------------
-
-
-def _block(lines: list[str]) -> str:
-    """The SDK joins a turn's lines, trims the whole block and ends it with a newline."""
-    return "\n".join(lines).strip(JAVA_WHITESPACE) + "\n"
-
-
-def _card_tail(card: Card, lane: int, rules: RuleSet) -> str:
-    """The version-dependent end of a card line: [area] [lane], then a trailing space."""
-    if rules.area_effects:
-        return f" {card.area} {lane} "
-    return f" {lane} " if rules.has_lanes else " "
-
-
-def card_line(card: Card, instance_id: int, rules: RuleSet) -> str:
-    """A card not on the board (offered or in hand): location 0, lane -1."""
-    return (
-        f"{card.base_id} {instance_id} 0 {card.type} {card.cost} {card.attack} {card.defense} "
-        f"{ABILITIES_TEXT[card.keywords]} {card.my_health} {card.opp_health} {card.draw}"
-        + _card_tail(card, -1, rules)
-    )
-
-
-def offered_card_line(card: Card, rules: RuleSet) -> str:
-    """A card shown during deck building: instance id -1."""
-    return card_line(card, -1, rules)
-
-
-def _creature_line(creature: Creature, location: int, rules: RuleSet) -> str:
-    card = creature.card
-    if creature.shows_effects or not rules.creature_effects_reset:
-        effects = f"{card.my_health} {card.opp_health} {card.draw}"
-    else:
-        effects = "0 0 0"
-    return (
-        f"{card.base_id} {creature.id} {location} {card.type} {card.cost} {creature.attack} "
-        f"{creature.defense} {ABILITIES_TEXT[creature.keywords]} {effects}"
-        + _card_tail(card, creature.lane, rules)
-    )
-
-
-def _player_line(player: Player, rules: RuleSet) -> str:
-    if rules.runes:
-        return (
-            f"{player.health} {player.max_mana} {len(player.deck)} {player.next_rune} "
-            f"{player.draw_shown}"
-        )
-    return f"{player.health} {player.max_mana} {len(player.deck)} {player.draw_shown}"
-
-
-def battle_input(state: State, player_index: int) -> str:
-    """The input block of a battle turn, byte for byte as the official referee sends it."""
-    rules = state.rules
-    me = state.players[player_index]
-    opp = state.players[1 - player_index]
-    lines = [
-        _player_line(me, rules),
-        _player_line(opp, rules),
-        f"{len(opp.hand)} {len(opp.performed)}",
-    ]
-    lines.extend(f"{base_id} {action}" for base_id, action in opp.performed)
-    lines.append(str(len(me.hand) + len(me.board) + len(opp.board)))
-    lines.extend(card_line(inst.card, inst.id, rules) for inst in me.hand)
-    lines.extend(_creature_line(c, 1, rules) for c in me.board)
-    lines.extend(_creature_line(c, -1, rules) for c in opp.board)
-    return _block(lines)
-
-
-def deck_building_input(state: State, player_index: int) -> str:
-    """The input of the current draft turn (1.0/1.2) or of the constructed turn (1.5)."""
-    rules = state.rules
-    if rules.draft:
-        turn = len(state.players[player_index].chosen)
-        # The official mock lines: the opponent's deck shows one card more for P1.
-        lines = [
-            f"{STARTING_HEALTH} 0 {turn} 25 0",
-            f"{STARTING_HEALTH} 0 {turn + player_index} 25 0",
-            "0 0",
-            "3",
-        ]
-        lines.extend(offered_card_line(card, rules) for card in state.draft[turn])
-    else:
-        lines = [
-            f"{STARTING_HEALTH} 0 0 0",
-            f"{STARTING_HEALTH} 0 0 0",
-            "0 0",
-            str(len(state.pool)),
-        ]
-        lines.extend(offered_card_line(card, rules) for card in state.pool)
-    return _block(lines)
-
-
-def player_input(state: State, player_index: int) -> str:
-    """What ``player_index`` would receive now, in deck building or battle."""
-    if state.phase == Phase.DECK_BUILDING:
-        return deck_building_input(state, player_index)
-    return battle_input(state, player_index)
 
 
 # --- output parsing --------------------------------------------------------------
@@ -294,8 +194,10 @@ class ProtocolGame:
     """
 
     def __init__(
-        self, version: str | RuleSet = "1.5", params: object = None, league: int = 4
+        self, version: str | RuleSet | None = None, params: object = None, league: int = 4
     ) -> None:
+        """A game of ``version`` with ``params`` (resolved parameters carry their version;
+        see :meth:`State.new`)."""
         self.state = State.new(version, params, league)  # type: ignore[arg-type]
         self.rules = self.state.rules
         self.scores: tuple[int, int] | None = None

@@ -22,11 +22,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .state import EndReason
+from ..engine.state import EndReason
 
 SUMMARY_PER_FRAME_LIMIT = 800
 """The SDK stops adding lines to a frame's summary once it holds this many characters."""
-LOG_FORMAT = "cardarena.locm.gameresult/1"
+LOG_FORMAT = "cardarena.locm.referee.gameresult/1"
 
 
 @dataclass(frozen=True)

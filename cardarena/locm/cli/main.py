@@ -1,5 +1,6 @@
 """The ``locm`` command line: ``play`` (a drop-in for the official referee jar),
-``replay``, ``generate`` and ``demo``; ``view``/``serve`` are in :mod:`.viewer.cli`."""
+``replay``, ``generate`` and ``demo``; the other command groups have their own modules
+(:mod:`.tournament`, :mod:`.bot`, :mod:`.viewer`)."""
 
 from __future__ import annotations
 
@@ -12,25 +13,22 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from ..argtypes import count, one_of
-from .agents import BUILTIN_AGENTS, RandomAgent
-from .cards import ABILITIES_TEXT, generate_cards
-from .javarandom import JavaRandom
-from .params import ParameterError, parse_parameter_string, random_seed, resolve_parameters
-from .players import StartError
-from .referee import RefereeTerminated, TimeControl, check_player, play_game
-from .replay import ReplayError, load_log, replay_lines
-from .rules import ALL_LEAGUES, DEFAULT_VERSION, VERSIONS, ruleset
-from .state import State
+from ...argtypes import count, positive_number
+from ..agents import BUILTIN_AGENTS, RandomAgent
+from ..engine.cards import ABILITIES_TEXT, generate_cards
+from ..engine.javarandom import JavaRandom
+from ..engine.params import ParameterError, parse_parameter_string, random_seed, resolve_parameters
+from ..engine.rules import DEFAULT_VERSION, VERSIONS, ruleset
+from ..engine.state import State
+from ..referee.game_loop import RefereeTerminated, TimeControl, check_player, play_game
+from ..referee.players import StartError
+from ..referee.replay import ReplayError, load_log, replay_lines
+from . import options
 
 USAGE_ERROR = 2
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 GENERATE_COLUMNS = ("Id", "Type", "Cost", "Att", "Def", "Keywords", "MyHP", "OppHP", "Draw", "Area")
-
-
-league = one_of(ALL_LEAGUES, "the 1.0 leagues are 1-4 (4: all cards)")
-"""A league level (1.0 draft pools); which version has leagues is a RuleSet field."""
 
 
 class UsageError(Exception):
@@ -45,7 +43,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _seed(text: str) -> int:
-    from .javarandom import parse_java_long
+    from ..engine.javarandom import parse_java_long
 
     try:
         return parse_java_long(text)
@@ -93,7 +91,6 @@ def _cmd_play(args: argparse.Namespace) -> int:
     outcome = play_game(
         args.p1,
         args.p2,
-        version=args.version,
         params=params,
         league=league,
         time_control=TimeControl(args.time_scale, not args.no_time_limit),
@@ -208,16 +205,6 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
-    return value
-
-
 def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
     play = commands.add_parser(
         "play",
@@ -248,13 +235,13 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
     play.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     play.add_argument(
         "--league",
-        type=league,
+        type=options.league,
         help="1.0 only: league level of the draft pool "
         "(default 4: all cards; the official 1.0 runs at 1 locally)",
     )
     play.add_argument(
         "--time-scale",
-        type=_positive_float,
+        type=positive_number,
         default=1.0,
         metavar="X",
         help="multiply every time limit by X",
@@ -276,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay = commands.add_parser("replay", help="print a logged game turn by turn")
     replay.add_argument("log", help="a GameResult JSON log (locm play -l, or the official jar)")
     replay.add_argument("--version", choices=VERSIONS, help="override the log's version")
-    replay.add_argument("--league", type=league, help="override the log's 1.0 league")
+    replay.add_argument("--league", type=options.league, help="override the log's 1.0 league")
     replay.set_defaults(run=_cmd_replay)
     generate = commands.add_parser(
         "generate",
@@ -293,11 +280,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     demo.add_argument("--seed", type=_seed, help="game seed (default: random)")
     demo.set_defaults(run=_cmd_demo)
-    from .tournament import add_commands  # tournament, report, bot
-    from .viewer.cli import add_commands as add_viewer_commands  # view, serve
+    from . import bot, tournament, viewer
 
-    add_commands(commands)
-    add_viewer_commands(commands)
+    for group in (bot, tournament, viewer):  # bot; tournament, report; view, serve
+        group.add_commands(commands)
     return parser
 
 

@@ -1,10 +1,10 @@
 """The referee: runs one LOCM game between two players and writes its GameResult log.
 
-It is a thin loop around :class:`~cardarena.locm.protocol.ProtocolGame` (which
+It is a thin loop around :class:`~cardarena.locm.referee.protocol_game.ProtocolGame` (which
 knows the protocol, the errors and the SDK quirks): send each request's input,
 read one line per request within its time limit, answer, record the frames.
 Players are bot processes or built-in agents behind one interface
-(:mod:`cardarena.locm.players`); whatever happens — end of game, timeout, crash,
+(:mod:`cardarena.locm.referee.players`); whatever happens — end of game, timeout, crash,
 exception, Ctrl-C, SIGTERM — every bot process group is terminated before the
 referee returns.
 
@@ -23,8 +23,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .agents import check_agent_version, make_agent
-from .agents.reference import PYTHON_PREFIX, make_reference_agent
+from ..agents import check_agent_version, make_agent
+from ..agents.reference import PYTHON_PREFIX, make_reference_agent
+from ..engine.javarandom import JavaRandom
+from ..engine.params import GameParameters, game_parameters
+from ..engine.state import EndReason
 from .gameresult import (
     FAIL_CAUSES,
     Execution,
@@ -33,12 +36,8 @@ from .gameresult import (
     parameter_lines,
     success_message,
 )
-from .javarandom import JavaRandom
-from .params import GameParameters, resolve_parameters
 from .players import InProcessPlayer, Player, ProcessPlayer, StartError, check_command
-from .protocol import ProtocolGame, Request
-from .rules import DEFAULT_VERSION
-from .state import EndReason
+from .protocol_game import ProtocolGame, Request
 
 BUILTIN_PREFIX = "builtin:"
 
@@ -135,15 +134,15 @@ def agent_seed(params: GameParameters, player: int) -> int:
 
 async def run_game(
     players: Sequence[Player],
-    version: str = DEFAULT_VERSION,
+    version: str | None = None,
     params: GameParameters | Mapping[str, object] | None = None,
     league: int = 4,
     time_control: TimeControl = TimeControl(),
 ) -> GameOutcome:
-    """Play one game on the running event loop; the players are closed at the end."""
-    if not isinstance(params, GameParameters):
-        params = resolve_parameters(version, params)
-    game = ProtocolGame(version, params, league)
+    """Play one game on the running event loop; the players are closed at the end.
+    Resolved ``params`` carry their version; ``version`` is for unresolved ones."""
+    params = game_parameters(version, params)
+    game = ProtocolGame(params=params, league=league)
     recorder = GameResultRecorder()
     early_exits: list[str | None] = [None, None]
     try:
@@ -316,7 +315,7 @@ def play_game(
     player1: str | Player,
     player2: str | Player,
     *,
-    version: str = DEFAULT_VERSION,
+    version: str | None = None,
     params: GameParameters | Mapping[str, object] | None = None,
     league: int = 4,
     time_control: TimeControl = TimeControl(),
@@ -330,8 +329,7 @@ def play_game(
     Ctrl-C raises KeyboardInterrupt and SIGTERM raises :class:`RefereeTerminated`,
     in both cases after every bot process group has been terminated.
     """
-    if not isinstance(params, GameParameters):
-        params = resolve_parameters(version, params)
+    params = game_parameters(version, params)
     players = [
         make_player(spec, agent_seed(params, index), time_control.scale, sandbox)
         if isinstance(spec, str)
@@ -339,7 +337,7 @@ def play_game(
         for index, spec in enumerate((player1, player2))
     ]
     try:
-        return asyncio.run(_main(players, version, params, league, time_control))
+        return asyncio.run(_main(players, params, league, time_control))
     finally:
         for player in players:
             if isinstance(player, ProcessPlayer):
@@ -348,7 +346,6 @@ def play_game(
 
 async def _main(
     players: Sequence[Player],
-    version: str,
     params: GameParameters,
     league: int,
     time_control: TimeControl,
@@ -367,7 +364,7 @@ async def _main(
     if in_main_thread:
         loop.add_signal_handler(signal.SIGTERM, on_sigterm)
     try:
-        return await run_game(players, version, params, league, time_control)
+        return await run_game(players, params=params, league=league, time_control=time_control)
     except asyncio.CancelledError:
         if terminated.is_set():
             raise RefereeTerminated("terminated by SIGTERM") from None

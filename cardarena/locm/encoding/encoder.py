@@ -1,6 +1,6 @@
 """The fixed action layout, the legal-action mask and the observation arrays of LOCM.
 
-Pure numpy over :class:`~cardarena.locm.state.State` (no gymnasium), so every
+Pure numpy over :class:`~cardarena.locm.engine.state.State` (no gymnasium), so every
 environment, and a future batched engine, shares one encoding. An :class:`Encoder`
 owns preallocated arrays and rewrites only what changed; card rows are computed
 once per card and cached.
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cards import Card
-from ..rules import HAND_LIMIT, RuleSet, ruleset
-from ..state import Action, ActionType, IllegalActionError, Phase, State
+from ..engine.cards import Card
+from ..engine.rules import HAND_LIMIT, RuleSet, ruleset
+from ..engine.state import Action, ActionType, IllegalActionError, Phase, State
 
 BOARD_SLOTS = 6
 """Per side: 1.0 has one lane of 6, 1.2/1.5 two lanes of 3."""

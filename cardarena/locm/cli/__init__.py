@@ -1,0 +1,10 @@
+"""The ``locm`` command line: a module per command group.
+
+:mod:`.main` (the parser, ``demo``, ``play``, ``replay``, ``generate``),
+:mod:`.tournament` (``tournament``, ``report``), :mod:`.bot` (``bot``: an agent as a
+bot process) and :mod:`.viewer` (``view``, ``serve``).
+"""
+
+from .main import main
+
+__all__ = ["main"]

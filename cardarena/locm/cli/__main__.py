@@ -1,0 +1,7 @@
+"""``python -m cardarena.locm.cli`` runs ``locm``."""
+
+import sys
+
+from .main import main
+
+sys.exit(main())

@@ -1,0 +1,86 @@
+"""LOCM's pages of a tournament: each stored game's viewer page, and the report with them.
+
+``locm report --html DIR`` writes the report page (:mod:`cardarena.tournaments.report.html`)
+and, for every stored game, its replay viewer page (``games/N.html``), built from the
+compressed log stored with the game; ``locm serve`` serves the same pages.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ...tournaments.report.html import read_snapshot, report_page
+from ...tournaments.report.png import write_pictures
+from ...tournaments.store import StoreError, reading
+from ..referee.replay import ReplayError
+from .page import viewer_html
+
+GAME = "LOCM"
+"""The report page's title names the game."""
+
+
+class ViewError(ValueError):
+    """Bad input to ``locm view``/``locm serve`` (no such game): one line, exit status 2."""
+
+
+def stored_log(db: str, number: int) -> tuple[str, dict[str, Any]]:
+    """(key, log) of game ``number`` of a tournament database, read-only."""
+    with reading(db) as store:
+        found = store.log_by_number(number)
+        count = store.count()
+    if found is None:
+        raise ViewError(f"{db} has no game {number} (it holds {count} games; `locm report "
+                        f"--html DIR` lists them with their numbers)")  # fmt: skip
+    key, log = found
+    if log is None:
+        raise ViewError(f"game {number} of {db} has no stored log (the referee failed)")
+    return key, log
+
+
+def game_page(db: str, number: int) -> str:
+    """The viewer page of game ``number``, with a link back to the report."""
+    _key, log = stored_log(db, number)
+    return viewer_html(log, backlink=("../index.html", "← tournament report"))
+
+
+def write_html_report(db: str, directory: str) -> list[str]:
+    """Write index.html, the pictures and every game's viewer page under ``directory``;
+    return what was written. Games whose log does not replay are listed, unlinked."""
+    snapshot = read_snapshot(db)
+    games_dir = os.path.join(directory, "games")
+    try:
+        os.makedirs(games_dir, exist_ok=True)
+        written = []
+        pictures = False
+        if snapshot.report.games:
+            try:
+                write_pictures(snapshot.report, directory)
+                pictures = True
+            except ImportError:
+                pass
+        refused: list[str] = []
+        with reading(db) as store:
+            for record in snapshot.records:
+                number = snapshot.numbers[record.key]
+                found = store.log_by_number(number)
+                if found is None or found[1] is None:
+                    continue
+                try:
+                    page = viewer_html(found[1], backlink=("../index.html", "← tournament report"))
+                except ReplayError:
+                    refused.append(str(number))
+                    continue
+                path = os.path.join(games_dir, f"{number}.html")
+                with open(path, "w", encoding="utf-8") as out:
+                    out.write(page)
+                written.append(path)
+        index = os.path.join(directory, "index.html")
+        with open(index, "w", encoding="utf-8") as out:
+            out.write(report_page(snapshot, game=GAME, pictures=pictures))
+    except OSError as error:
+        raise StoreError(f"cannot write the HTML report in {directory}: {error.strerror}") from None
+    if refused:
+        raise StoreError(f"games {', '.join(refused)} of {db} do not replay: their pages "
+                         "were not written")  # fmt: skip
+    return [index, *written]

@@ -1,0 +1,50 @@
+"""The report as plain text: the bots table and the win-rate matrix."""
+
+from __future__ import annotations
+
+from .model import OVERLOAD, Report, wilson_interval
+
+
+def report_text(report: Report) -> str:
+    """The report as a plain-text table (what ``locm report`` prints)."""
+    names = [b.name for b in report.bots]
+    width = max([len(n) for n in names] + [8])
+    lines = [f"{report.games} games" + (
+        f" ({report.referee_errors} referee errors, not counted)" if report.referee_errors else ""
+    )]  # fmt: skip
+    lines.append("")
+    lines.append(
+        f"{'bot':<{width}}  games  wins  win rate [95% CI]     rating [95% CI]        "
+        "mean ms   max ms  timeouts crashes invalid"
+    )
+    for b in report.bots:
+        rate = "    -" if b.rate is None else f"{b.rate:6.1%}"
+        low, high = wilson_interval(b.wins + b.draws / 2, b.games)
+        lines.append(
+            f"{b.name:<{width}}  {b.games:5d} {b.wins:5d}  {rate} [{low:4.0%}, {high:4.0%}]"
+            f"  {b.rating:6.2f} [{b.rating_low:6.2f}, {b.rating_high:6.2f}]"
+            f"  {b.mean_turn_ms:8.1f} {b.max_turn_ms:8.1f}  {b.timeouts:8d} {b.crashes:7d}"
+            f" {b.invalid_outputs:7d}"
+        )
+    overloaded = [b for b in report.bots if b.overloaded_timeouts]
+    if overloaded:
+        counts = ", ".join(f"{b.name} {b.overloaded_timeouts}" for b in overloaded)
+        lines.append(
+            f"timeouts while the machine was overloaded (load per core > {OVERLOAD:g}): "
+            f"{counts} (possibly the machine's fault, not the bot's)"
+        )
+    lines.append("")
+    lines.append("win rate of the row against the column (both seats) [95% CI]")
+    cell = 20
+    lines.append(" " * width + "".join(f"{n[: cell - 1]:>{cell}}" for n in names))
+    for a in names:
+        cells = []
+        for b in names:
+            stats = report.matrix.get(a, {}).get(b)
+            if a == b or stats is None or not stats.games:
+                cells.append(f"{'-':>{cell}}")
+                continue
+            low, high = stats.interval
+            cells.append(f"{stats.rate:.0%} [{low:.0%},{high:.0%}]".rjust(cell))
+        lines.append(f"{a:<{width}}" + "".join(cells))
+    return "\n".join(lines)
