@@ -21,7 +21,7 @@ from .state import (
     State,
 )
 
-STATE_FORMAT = "cardarena.locm.engine.state/1"
+STATE_FORMAT = "cardarena.locm.state/1"
 
 
 # --- what a player may see ---------------------------------------------------------

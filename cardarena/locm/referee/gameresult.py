@@ -26,7 +26,7 @@ from ..engine.state import EndReason
 
 SUMMARY_PER_FRAME_LIMIT = 800
 """The SDK stops adding lines to a frame's summary once it holds this many characters."""
-LOG_FORMAT = "cardarena.locm.referee.gameresult/1"
+LOG_FORMAT = "cardarena.locm.gameresult/1"
 
 
 @dataclass(frozen=True)
