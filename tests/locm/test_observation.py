@@ -7,7 +7,12 @@ import json
 import pytest
 
 from cardarena.locm import Phase, ProtocolGame, State
-from cardarena.locm.engine.text import UNKNOWN_CARD, battle_input, parse_offered_cards
+from cardarena.locm.engine.text import (
+    UNKNOWN_CARD,
+    battle_input,
+    detect_version,
+    parse_offered_cards,
+)
 from tests.conftest import shared_path
 
 VERSIONS = ("1.0", "1.2", "1.5")
@@ -32,6 +37,14 @@ def test_every_recorded_battle_input_round_trips(version: str) -> None:
             assert battle_input(state, player) == turn["input"]
             checked += 1
     assert checked > 1000
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_version_is_told_from_every_recorded_input(version: str) -> None:
+    """Deck building and battle blocks alike: ``locm bot`` reads the version from them."""
+    for game in recorded_games(version, 20):
+        for turn in game["turns"]:
+            assert detect_version(turn["input"].splitlines()) == version
 
 
 @pytest.mark.parametrize("version", VERSIONS)

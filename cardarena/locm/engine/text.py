@@ -209,11 +209,12 @@ def state_from_input(
 def detect_version(lines: Sequence[str]) -> str:
     """The version whose input shape a battle or deck-building block has: 1.5 player lines
     have 4 numbers (no rune), 1.0/1.2 ones 5; card lines have 11 fields, one more with
-    lanes and one more with area effects."""
+    lanes and one more with area effects (a block without cards cannot tell 1.0 from 1.2:
+    it is taken for 1.2, the later one)."""
     player_fields = len(lines[0].split())
     cards = lines[4 + int(lines[2].split()[1]) :]
     card_fields = len(cards[0].split()) if cards else None
-    for rules in RULESETS.values():
+    for rules in reversed(RULESETS.values()):  # no card line: the latest version that fits
         if player_fields != (5 if rules.runes else 4):
             continue
         if card_fields is None or card_fields == _card_fields(rules):
