@@ -331,7 +331,7 @@ def run_tournament(
     seed: int = 1,
     db: str = DEFAULT_DB,
     time_scale: float = 1.0,
-    league: int = 4,
+    league: int | None = None,
     backend: str = "process",
     address: str | None = None,
     progress: bool = True,
