@@ -2,7 +2,7 @@
 
 Layers, bottom to top (nothing lower imports anything higher):
 
-- :mod:`.errors`, :mod:`.rules`, :mod:`.deck`, :mod:`.match`, :mod:`.tournament`:
+- :mod:`.errors`, :mod:`.rules`, :mod:`.deck`, :mod:`.match`, :mod:`.arena`:
   the pure game (no I/O, deterministic given a seed);
 - :mod:`.protocol`: the text protocol, commands in and answers out;
 - :mod:`.store` (SQLite), :mod:`.logins` (secret checks, rationed),

@@ -33,8 +33,8 @@ from .rules import Card, Creature, MatchState
 from .store import NAME_PATTERN, Store, StoredMatch
 
 if TYPE_CHECKING:
+    from .arena import Tournament
     from .server import GameServer
-    from .tournament import Tournament
 
 log = logging.getLogger("cardarena.shared_deck.dashboard")
 

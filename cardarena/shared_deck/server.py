@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .arena import Arena, DeckFactory, Tournament
 from .deck import generate_deck
 from .errors import ErrorCode, GameError
 from .logins import Check, SecretChecker
 from .protocol import ARGUMENT_COUNTS, MAX_LINE_BYTES, execute, parse_command
 from .rules import MAX_CARD_ID, RuleSet
 from .store import ServerLock, Store
-from .tournament import Arena, DeckFactory, Tournament
 
 if TYPE_CHECKING:
     from .dashboard import Dashboard

@@ -23,10 +23,10 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .arena import MatchResult, TournamentResult
 from .deck import deck_from_text, deck_to_text
 from .protocol import ARGUMENT_COUNTS
 from .rules import Card, RuleSet
-from .tournament import MatchResult, TournamentResult
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 """Player names: short, printable, one word. Command names are refused as well, so that the

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from cardarena.shared_deck.arena import tournament_seed
 from cardarena.shared_deck.store import Store, StoredTournament
-from cardarena.shared_deck.tournament import tournament_seed
 
 CLI = [sys.executable, "-m", "cardarena.shared_deck.cli"]
 

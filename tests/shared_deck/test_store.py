@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from cardarena.shared_deck.arena import Arena, TournamentResult
 from cardarena.shared_deck.deck import generate_deck
 from cardarena.shared_deck.rules import RuleSet
 from cardarena.shared_deck.store import Store, verify_secret
-from cardarena.shared_deck.tournament import Arena, TournamentResult
 
 
 def play_tournament(arena: Arena, players: list[str], actions: int) -> TournamentResult:
