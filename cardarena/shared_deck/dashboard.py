@@ -29,6 +29,7 @@ from aiohttp import web
 
 from .errors import ErrorCode, GameError
 from .match import ACTIONS, Action
+from .results import player_rows  # the same table as ``shared-deck results --tournament``
 from .rules import Card, Creature, MatchState
 from .store import NAME_PATTERN, Store, StoredMatch
 
@@ -647,8 +648,6 @@ def _unscored_tournament(tournament: Tournament) -> dict[str, Any]:
 
 
 def _tournament_json(store: Store, number: int) -> dict[str, Any]:
-    from .cli import player_rows  # the same table as ``shared-deck results --tournament``
-
     tournament = store.tournament(number)
     header, *rows = player_rows(tournament)
     return {
