@@ -15,7 +15,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from ..argtypes import int_in, number_at_least, port, positive_number
 from .bots import STRATEGIES, run_bot
@@ -35,6 +35,9 @@ from .results import (
 from .rules import MAX_CARD_ID, RuleSet
 from .server import DEFAULT_MAX_CONNECTIONS, MIN_TURN_SECONDS, GameServer, ServerConfig
 from .store import DatabaseLocked, DatabaseMissing, Store
+
+if TYPE_CHECKING:
+    from .dashboard import Dashboard
 
 DEFAULT_DB = "shared-deck.db"
 SECRET_ENV = "SHARED_DECK_SECRET"
@@ -344,14 +347,12 @@ def _serve(args: argparse.Namespace) -> int:
             login_checks_per_address=args.login_checks_per_address,
             max_unread_bytes=args.max_unread_bytes,
             unread_seconds=args.unread_timeout,
-            http_port=args.http_port,
-            http_host=args.http_host,
         )
     except ValueError as error:
         print(f"shared-deck serve: {error}", file=sys.stderr)
         return 2
     try:
-        failure = asyncio.run(_serve_until_done(config))
+        failure = asyncio.run(_serve_until_done(config, args.http_host, args.http_port))
     except DatabaseLocked as error:
         print(f"shared-deck serve: {error}", file=sys.stderr)
         return 1
@@ -364,17 +365,42 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve_until_done(config: ServerConfig) -> str | None:
+async def start_dashboard(server: GameServer, host: str | None, port: int) -> Dashboard:
+    """The web dashboard of ``serve --http-port``, wired to ``server``: it reads the server's
+    :class:`~.server.ServerView` and gets a snapshot out on each tick. Call it before
+    ``server.start()``, so that a taken port fails before any file is touched; stop it
+    before the server."""
+    from .dashboard import Dashboard  # aiohttp is imported only for it
+
+    dashboard = Dashboard(server.view, host, port)
+    try:
+        await dashboard.start()
+    except BaseException:
+        await dashboard.stop()  # ends its reading thread
+        raise
+    server.add_tick_listener(dashboard.tick)
+    return dashboard
+
+
+async def _serve_until_done(
+    config: ServerConfig, http_host: str | None = None, http_port: int | None = None
+) -> str | None:
     """Serve until SIGINT/SIGTERM or until the server is done; returns why it failed, if so."""
     server = GameServer(config)
-    host, port = await server.start()
+    dashboard = None if http_port is None else await start_dashboard(server, http_host, http_port)
+    try:
+        host, port = await server.start()
+    except BaseException:
+        if dashboard is not None:
+            await dashboard.stop()
+        raise
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):  # before the line that says it is ready
         loop.add_signal_handler(signum, stop.set)
     print(f"shared-deck listening on {host}:{port}", flush=True)
-    if server.dashboard is not None:
-        web_host, web_port = server.dashboard.address
+    if dashboard is not None:
+        web_host, web_port = dashboard.address
         web_host = f"[{web_host}]" if ":" in web_host else web_host
         print(f"shared-deck dashboard on http://{web_host}:{web_port}/", flush=True)
     waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(server.done.wait())]
@@ -383,6 +409,8 @@ async def _serve_until_done(config: ServerConfig) -> str | None:
     finally:
         for wait in waits:
             wait.cancel()
+        if dashboard is not None:
+            await dashboard.stop()
         await server.stop()
     return server.failure
 

@@ -19,21 +19,19 @@ import resource
 import sqlite3
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .arena import Arena, DeckFactory, Tournament
 from .deck import generate_deck
 from .errors import ErrorCode, GameError
 from .logins import Check, SecretChecker
+from .match import Match
 from .protocol import ARGUMENT_COUNTS, MAX_LINE_BYTES, execute, parse_command
 from .rules import MAX_CARD_ID, RuleSet
 from .store import ServerLock, Store
-
-if TYPE_CHECKING:
-    from .dashboard import Dashboard
 
 log = logging.getLogger("cardarena.shared_deck.server")
 
@@ -113,10 +111,6 @@ class ServerConfig:
     """Tries of a database write before the server gives up and stops."""
     write_retry_seconds: float = 0.1
     """First pause between tries; it doubles each time (0.1 s: 3.1 s over six tries)."""
-    http_port: int | None = None
-    """Serve the read-only web dashboard on this port (``serve --http-port``; None: off)."""
-    http_host: str | None = None
-    """Where the dashboard listens; None: the game's ``host``."""
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.turn_seconds) or self.turn_seconds < MIN_TURN_SECONDS:
@@ -125,8 +119,6 @@ class ServerConfig:
             raise ValueError("login_timeout must be a positive number of seconds")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be in 0..65535, got {self.port}")
-        if self.http_port is not None and not 0 <= self.http_port <= 65535:
-            raise ValueError(f"http_port must be in 0..65535, got {self.http_port}")
         if self.command_budget < 1:
             raise ValueError("command_budget must be at least 1")
         if self.min_players < 0:
@@ -242,8 +234,9 @@ class GameServer:
         self.checker: SecretChecker | None = None
         self._loop_errors: dict[str, tuple[float, int]] = {}
         self._cap_reported = -math.inf
-        self.dashboard: Dashboard | None = None
-        """The web dashboard, when ``http_port`` is set (see :mod:`.dashboard`)."""
+        self._tick_listeners: list[Callable[[], None]] = []
+        self.view = ServerView(self)
+        """What an observer (the web dashboard) may read of this server: see :class:`ServerView`."""
 
     # -------------------------------------------------------------- lifecycle
     async def start(self) -> tuple[str, int]:
@@ -266,11 +259,6 @@ class GameServer:
             self.loop, self.config.login_threads, self.config.login_checks_per_address
         )
         try:
-            if self.config.http_port is not None:  # aiohttp is imported only for it
-                from .dashboard import Dashboard
-
-                self.dashboard = Dashboard(self)
-                await self.dashboard.start()  # a taken port fails before any file is touched
             self._lock = ServerLock(self.config.db_path)
             self.store = Store(self.config.db_path, create=self.config.create)
             self._writer_store = await self.loop.run_in_executor(
@@ -285,8 +273,6 @@ class GameServer:
             self._listener.close()
             self.checker.close()
             self.loop.set_exception_handler(None)
-            if self.dashboard is not None:
-                await self.dashboard.stop()
             await self.loop.run_in_executor(self._writer, self._close_writer)
             self._writer.shutdown(wait=True)
             if self.store is not None:
@@ -317,8 +303,6 @@ class GameServer:
                 1000 * lateness[min(len(lateness) - 1, int(0.99 * len(lateness)))],
                 1000 * lateness[-1],
             )
-        if self.dashboard is not None:
-            await self.dashboard.stop()
         if self._tick_handle is not None:
             self._tick_handle.cancel()
         if self._listener is not None:
@@ -349,6 +333,16 @@ class GameServer:
     def _close_writer(self) -> None:
         if self._writer_store is not None:
             self._writer_store.close()
+
+    def add_tick_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` on the server's loop once per tick, after the tick's game work
+        and before the commands held by WAIT are answered. It must be quick; an exception is
+        logged and does not touch the clock. (The web dashboard pushes its snapshot here.)"""
+        self._tick_listeners.append(listener)
+
+    def remove_tick_listener(self, listener: Callable[[], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._tick_listeners.remove(listener)
 
     async def wait_for_saved_tournaments(self, count: int) -> None:
         """Return once ``count`` tournaments have been committed since this server started."""
@@ -443,8 +437,11 @@ class GameServer:
             self._failed_in_a_row = 0
         except Exception as error:
             self._tick_failed(error)
-        if self.dashboard is not None:  # the state at the tick, before the new turn's commands
-            self.dashboard.tick()
+        for listener in self._tick_listeners:  # the state at the tick, before the new commands
+            try:
+                listener()
+            except Exception:
+                log.exception("a tick listener failed; the clock goes on")
         for connection in waiting:
             connection.announce_turn()
         for connection in waiting:
@@ -666,6 +663,83 @@ class GameServer:
         # Charged after the answer is known: the last command of a turn may overdraw a little.
         budget.used += 1 + len(answer) // COST_UNIT_BYTES
         return answer
+
+
+class ServerView:
+    """A read-only view of a :class:`GameServer` for observers (the web dashboard): the clock,
+    who is online, the running tournament and its matches, and a few facts of the
+    configuration. Read it on the server's loop (in a tick listener or a handler running on
+    that loop). The running :class:`~.arena.Tournament` and its matches are handed out to be
+    read; an observer may bring a match up to the clock (:meth:`~.match.Match.sync`), as the
+    player's next command would, and changes nothing else."""
+
+    __slots__ = ("_server",)
+
+    def __init__(self, server: GameServer) -> None:
+        self._server = server
+
+    @property
+    def db_path(self) -> Path:
+        return self._server.config.db_path
+
+    @property
+    def host(self) -> str:
+        """Where the game listens (the dashboard's default address)."""
+        return self._server.config.host
+
+    @property
+    def turn_seconds(self) -> float:
+        return self._server.config.turn_seconds
+
+    @property
+    def turn(self) -> int | None:
+        """The global turn; None before the server has started."""
+        arena = self._server.arena
+        return None if arena is None else arena.turn
+
+    def seconds_to_next_tick(self) -> float | None:
+        """How long until the clock ticks again; None once it has stopped (or not started)."""
+        return self._server.seconds_to_next_tick()
+
+    @property
+    def status(self) -> str:
+        """``stopped`` (it failed), ``playing``, ``storing`` (a tournament ended and is being
+        stored; the next one waits for it) or ``waiting`` (for players)."""
+        if self._server.failure is not None:
+            return "stopped"
+        if self.running is not None:
+            return "playing"
+        return "storing" if self._server.storing else "waiting"
+
+    @property
+    def online(self) -> list[str]:
+        """The names of the players logged in now, sorted."""
+        return sorted(self._server.sessions)
+
+    def is_online(self, name: str) -> bool:
+        return name in self._server.sessions
+
+    @property
+    def stored(self) -> int:
+        """Tournaments stored since the server started (the version of every stored view)."""
+        return len(self._server.saved_tournaments)
+
+    @property
+    def running(self) -> Tournament | None:
+        """The tournament being played now."""
+        arena = self._server.arena
+        return None if arena is None else arena.current
+
+    @property
+    def ended(self) -> Tournament | None:
+        """The tournament played before the running one (it may still be being stored)."""
+        arena = self._server.arena
+        return None if arena is None else arena.previous
+
+    def match(self, match_id: int) -> tuple[Match, Tournament] | None:
+        """A match of the running or the previous tournament, with its tournament."""
+        arena = self._server.arena
+        return None if arena is None else arena.match(match_id)
 
 
 _NAME, _SECRET, _CHECKING, _READY, _CLOSED = range(5)

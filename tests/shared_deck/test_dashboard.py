@@ -72,8 +72,8 @@ class Bots:
 
 
 def url(server: RunningServer, path: str = "/") -> str:
-    assert server.server.dashboard is not None
-    host, port = server.server.dashboard.address
+    assert server.dashboard is not None
+    host, port = server.dashboard.address
     return f"http://{host}:{port}{path}"
 
 
@@ -375,8 +375,8 @@ def test_the_game_server_answers_while_many_watchers_are_connected(
 ) -> None:
     """200 live streams, half of which never read: commands and WAITs are still answered."""
     server = start_server(["alice", "bob"], http_port=0, turn_seconds=0.1, start_after_logins=2)
-    assert server.server.dashboard is not None
-    host, port = server.server.dashboard.address
+    assert server.dashboard is not None
+    host, port = server.dashboard.address
     streams = []
     for _ in range(200):
         sock = socket.create_connection((host, port), timeout=30)
@@ -386,7 +386,7 @@ def test_the_game_server_answers_while_many_watchers_are_connected(
     try:
         with server.client("alice") as alice, server.client("bob") as bob:
             deadline = time.monotonic() + 30
-            while server.call(lambda: len(server.server.dashboard.watchers)) < 200:  # type: ignore[union-attr]
+            while server.call(lambda: len(server.dashboard.watchers)) < 200:  # type: ignore[union-attr]
                 assert time.monotonic() < deadline, "the watchers were not all accepted"
                 alice.wait()
             first = server.call(lambda: server.server.arena.turn)  # type: ignore[union-attr]
@@ -401,7 +401,7 @@ def test_the_game_server_answers_while_many_watchers_are_connected(
         for sock in streams:
             sock.close()
     deadline = time.monotonic() + 30
-    while server.call(lambda: len(server.server.dashboard.watchers)):  # type: ignore[union-attr]
+    while server.call(lambda: len(server.dashboard.watchers)):  # type: ignore[union-attr]
         assert time.monotonic() < deadline, "closed streams were not dropped"
         time.sleep(0.05)
 
