@@ -501,7 +501,7 @@ class GameServer:
         self.arena.next_match_id = tournament.first_match_id
         if self.arena.previous is tournament:
             self.arena.previous = None
-        self._submit("discard_unfinished")
+        self._submit(Store.discard_unfinished)
 
     def _start_tournament(self) -> None:
         """Start the next tournament if none is running or waiting to be stored, the limit
@@ -533,7 +533,7 @@ class GameServer:
             tournament.seed,
         )
         number, seed = tournament.number, tournament.seed
-        self._submit("begin_tournament", number, seed, tournament.rules, tournament.deck)
+        self._submit(Store.begin_tournament, number, seed, tournament.rules, tournament.deck)
 
     async def _finish(self, tournament: Tournament, turn: int) -> None:
         """Score a finished tournament a slice at a time, so that the clock and the commands
@@ -557,7 +557,7 @@ class GameServer:
             gc.unfreeze()
             gc.collect()
         try:
-            await asyncio.wrap_future(self._submit("finish_tournament", summary))
+            await asyncio.wrap_future(self._submit(Store.finish_tournament, summary))
         except Exception as error:
             self._halt(f"tournament {summary.number} could not be stored: {error}")
             return
@@ -569,17 +569,20 @@ class GameServer:
         self._pending = None
         self._on_saved(summary.number)
 
-    def _submit(self, method: str, *args: object) -> Future[None]:
-        """Run a Store method in the writer thread (in submission order), retrying a failed
-        write with a doubling pause; a write that still fails stops the server."""
+    def _submit(self, write: Callable[..., object], *args: object) -> Future[None]:
+        """Run ``write(store, *args)``, a :class:`Store` method such as
+        ``Store.finish_tournament``, on the writer thread's store (in submission order),
+        retrying a failed write with a doubling pause; a write that still fails stops the
+        server. The method is named, not spelled as a string: renaming it breaks here loudly."""
         attempts, pause = self.config.write_attempts, self.config.write_retry_seconds
+        method = write.__name__
 
         def call() -> None:
             assert self._writer_store is not None
             delay = pause
             for attempt in range(1, attempts + 1):
                 try:
-                    getattr(self._writer_store, method)(*args)
+                    write(self._writer_store, *args)
                     return
                 except (sqlite3.Error, OSError) as error:
                     if attempt == attempts:
@@ -594,9 +597,9 @@ class GameServer:
                     time.sleep(delay)
                     delay *= 2
 
-        if method == "finish_tournament":
+        if write is Store.finish_tournament:
             what = f"storing tournament {getattr(args[0], 'number', '?')}"
-        elif method == "begin_tournament":
+        elif write is Store.begin_tournament:
             what = f"recording the start of tournament {args[0]}"
         else:
             what = f"database write {method}"
