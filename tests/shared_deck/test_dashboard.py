@@ -214,6 +214,39 @@ def test_tournament_and_player_pages_show_the_stored_numbers(
     expect(page.locator("#tournaments tbody tr")).to_have_count(2, timeout=TIMEOUT_MS)
 
 
+def test_pages_show_the_exact_64_bit_deck_seeds(league: RunningServer, page: Any) -> None:
+    """Issue 20: deck seeds are 63-bit integers; JSON.parse made 7149912976826791605 into
+    7149912976826792000 on the tournament pages. The page must show the stored number."""
+    from playwright.sync_api import expect
+
+    with contextlib.closing(stored(league)) as store:
+        seeds = {n: store.tournament(n).seed for n in store.finished_tournaments()}
+    assert any(int(float(seed)) != seed for seed in seeds.values())  # beyond a double's 53 bits
+    page.goto(url(league, "/tournaments"))
+    expect(page.locator("#tournaments tbody tr")).to_have_count(2, timeout=TIMEOUT_MS)
+    shown = page.evaluate(
+        """() => [...document.querySelectorAll('#tournaments tbody tr')].map(
+             (tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent))"""
+    )
+    assert {int(cells[0].lstrip("#")): cells[-1] for cells in shown} == {
+        n: str(seed) for n, seed in seeds.items()
+    }
+    for number, seed in seeds.items():
+        page.goto(url(league, f"/tournament/{number}"))
+        expect(page.locator("#app")).to_contain_text(f"deck seed {seed} ", timeout=TIMEOUT_MS)
+    # The page's JSON reading keeps every other value as JSON.parse reads it.
+    parsed = page.evaluate(
+        """() => parseJSON('{"a":"x 12345678901234567890 \\\\" 9007199254740993","b":'
+             + '0.30000000000000004,"c":-9007199254740993,"d":[9007199254740991,2.5e300,'
+             + '-1e-7,1.0],"e":123456789012345678901234567890}')"""
+    )
+    assert parsed == {
+        "a": 'x 12345678901234567890 " 9007199254740993', "b": 0.30000000000000004,
+        "c": "-9007199254740993", "d": [9007199254740991, 2.5e300, -1e-7, 1],
+        "e": "123456789012345678901234567890",
+    }  # fmt: skip
+
+
 def test_match_viewer_shows_the_rules_engines_state_at_any_turn(
     league: RunningServer, page: Any
 ) -> None:
