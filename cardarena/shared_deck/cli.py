@@ -34,7 +34,7 @@ from .results import (
 )
 from .rules import MAX_CARD_ID, RuleSet
 from .server import DEFAULT_MAX_CONNECTIONS, MIN_TURN_SECONDS, GameServer, ServerConfig
-from .store import DatabaseLocked, DatabaseMissing, Store
+from .store import DatabaseLocked, DatabaseMissing, DatabaseRefused, Store, check_database
 
 if TYPE_CHECKING:
     from .dashboard import Dashboard
@@ -213,6 +213,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         creator = "serve --create" if args.command == "serve" else "add-player"
         print(f"shared-deck {args.command}: {error} (it is made by {creator})", file=sys.stderr)
         return 2
+    except DatabaseRefused as error:  # a folder, not SQLite, another application's database
+        print(f"shared-deck {args.command}: {error}", file=sys.stderr)
+        return 2
     except sqlite3.Error as error:
         # A database path that cannot be opened or a file that is not a database.
         print(f"shared-deck: database {getattr(args, 'db', '?')}: {error}", file=sys.stderr)
@@ -220,6 +223,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if getattr(args, "db", None) is not None:
+        # Before any connection is opened: another application's file is refused untouched.
+        check_database(args.db)
     if args.command == "add-player":
         return _change_player(args, lambda store: store.add_player(args.name), create=True)
     if args.command == "rotate-secret":
@@ -316,8 +322,9 @@ def _results(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    # Checked before anything is bound or opened: a mistyped path or another application's
+    # database (see _run) changes nothing, no lock file either.
     if not args.create and not Path(args.db).exists():
-        # Checked before anything is bound or opened: a mistyped path changes nothing.
         raise DatabaseMissing(f"database {args.db} does not exist")
     try:
         rules = RuleSet(

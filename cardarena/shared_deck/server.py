@@ -31,7 +31,7 @@ from .logins import Check, SecretChecker
 from .match import Match
 from .protocol import ARGUMENT_COUNTS, MAX_LINE_BYTES, execute, parse_command
 from .rules import MAX_CARD_ID, RuleSet
-from .store import ServerLock, Store
+from .store import ServerLock, Store, check_database
 
 log = logging.getLogger("cardarena.shared_deck.server")
 
@@ -259,6 +259,7 @@ class GameServer:
             self.loop, self.config.login_threads, self.config.login_checks_per_address
         )
         try:
+            check_database(self.config.db_path)  # another application's file: no lock made
             self._lock = ServerLock(self.config.db_path)
             self.store = Store(self.config.db_path, create=self.config.create)
             self._writer_store = await self.loop.run_in_executor(
