@@ -252,33 +252,58 @@ class ServerLock:
     """An exclusive ``flock`` on ``DB.lock``: one server per database.
 
     The lock belongs to the open file description, so the kernel drops it when the process
-    dies, however it dies; the file itself is left in place (removing it would race with a
-    server that is just taking it).
+    dies, however it dies (the file, with the process id in it, then stays until the next
+    server takes it). The holder removes the file when it lets go, while it still holds the
+    lock; so whoever takes the lock checks that the file it locked is still the one at the
+    path, and tries again if it is not. A server refused here leaves the holder's file alone,
+    and a file it made itself is removed again.
     """
 
     def __init__(self, db_path: str | Path) -> None:
         self.path = lock_path(db_path)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
-            os.close(fd)
-            by = f" (process {holder})" if holder.isdigit() else ""
-            raise DatabaseLocked(
-                f"database {db_path} is already served by another shared-deck serve{by};"
-                f" lock file {self.path}"
-            ) from None
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            except FileExistsError:
+                try:
+                    fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
+                except FileNotFoundError:  # removed by its holder meanwhile: make it again
+                    continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                os.close(fd)
+                by = f" (process {holder})" if holder.isdigit() else ""
+                raise DatabaseLocked(
+                    f"database {db_path} is already served by another shared-deck serve{by};"
+                    f" lock file {self.path}"
+                ) from None
+            if _same_file(fd, self.path):
+                break
+            os.close(fd)  # its holder removed it after we opened it: take the new one
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self.fd: int | None = fd
 
     def release(self) -> None:
+        """Remove the lock file, then let go of the lock (in that order: see the class)."""
         if self.fd is not None:
             with contextlib.suppress(OSError):
-                os.ftruncate(self.fd, 0)
+                if _same_file(self.fd, self.path):
+                    self.path.unlink()
             os.close(self.fd)  # closing the only descriptor releases the flock
             self.fd = None
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the file open as ``fd``."""
+    try:
+        named = path.stat()
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 class Store:
