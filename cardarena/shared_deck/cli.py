@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -25,6 +24,7 @@ from .results import (
     format_match,
     format_results,
     format_tournament,
+    json_text,
     leaderboard_json,
     leaderboard_rows,
     match_json,
@@ -293,7 +293,7 @@ def _results(args: argparse.Namespace) -> int:
             if match_id is not None:
                 stored_match = store.match(match_id)
                 output = (
-                    json.dumps(match_json(stored_match), indent=1)
+                    json_text(match_json(stored_match))
                     if args.json
                     else csv_text(match_rows(stored_match))
                     if as_csv
@@ -302,14 +302,14 @@ def _results(args: argparse.Namespace) -> int:
             elif args.tournament is not None:
                 tournament = store.tournament(args.tournament)
                 output = (
-                    json.dumps(tournament_json(tournament), indent=1)
+                    json_text(tournament_json(tournament))
                     if args.json
                     else csv_text(player_rows(tournament))
                     if as_csv
                     else format_tournament(tournament, with_matches=True)
                 )
             elif args.json:
-                output = json.dumps(leaderboard_json(store), indent=1)
+                output = json_text(leaderboard_json(store))
             elif as_csv:
                 output = csv_text(leaderboard_rows(store))
             else:
@@ -431,7 +431,8 @@ DEMO_PLAYERS = (
 
 
 async def _demo(args: argparse.Namespace) -> int:
-    """Fresh database, four players, four bot processes, a few short tournaments."""
+    """Fresh database, four players, four bot processes, a few short tournaments; the
+    database is temporary, and deleted at the end (a line says so)."""
     with tempfile.TemporaryDirectory(prefix="shared-deck-demo-") as directory:
         db = Path(directory) / "demo.db"
         with contextlib.closing(Store(db)) as store:
@@ -480,6 +481,11 @@ async def _demo(args: argparse.Namespace) -> int:
             await server.stop()
         with contextlib.closing(Store(db, read_only=True)) as store:
             print(format_results(store))
+    print(
+        f"demo database {db} deleted (it was temporary; `shared-deck add-player` and"
+        " `shared-deck serve` keep theirs)",
+        flush=True,
+    )
     return 0
 
 

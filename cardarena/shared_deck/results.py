@@ -10,11 +10,31 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
 
 from .errors import ErrorCode, GameError
 from .match import ACTIONS
 from .rules import MatchState
 from .store import Store, StoredMatch, StoredTournament
+
+
+def json_text(value: object, indent: int = 1) -> str:
+    """JSON laid out like ``json.dumps(value, indent=1)``, except that a list holding no list
+    or object is written on one line (``"tournaments": [1, 2, 3]``, not one number a line)."""
+
+    def write(item: object, depth: int) -> str:
+        inner = " " * (indent * (depth + 1))
+        outer = " " * (indent * depth)
+        if isinstance(item, dict) and item:
+            fields = [f"{inner}{json.dumps(str(k))}: {write(v, depth + 1)}"
+                      for k, v in item.items()]
+            return "{\n" + ",\n".join(fields) + "\n" + outer + "}"
+        if isinstance(item, list | tuple) and any(isinstance(x, dict | list | tuple) for x in item):
+            rows = [inner + write(x, depth + 1) for x in item]
+            return "[\n" + ",\n".join(rows) + "\n" + outer + "]"
+        return json.dumps(item)  # a scalar, an empty container, or a list of scalars
+
+    return write(value, 0)
 
 
 def csv_text(rows: list[list[object]]) -> str:

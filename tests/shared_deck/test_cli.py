@@ -170,6 +170,11 @@ def test_demo_runs_bots_and_prints_the_leaderboard() -> None:
     assert "Leaderboard after 1 tournament(s)" in demo.stdout
     for name in ("greedy-1", "greedy-2", "random-1", "random-2"):
         assert name in demo.stdout
+    # Issue 20.8: the demo says that it deletes its database, and does.
+    first, *_, last = demo.stdout.splitlines()
+    db = first.rsplit(", database ", 1)[1]
+    assert last.startswith(f"demo database {db} deleted ")
+    assert not Path(db).exists()
 
 
 def test_a_database_that_cannot_be_opened_is_a_one_line_error(tmp_path: Path) -> None:

@@ -395,8 +395,10 @@ def test_results_in_every_form_from_a_read_only_database(tmp_path: Path) -> None
     db.chmod(0o400)
     content = db.read_bytes()
 
-    board = json.loads(run_cli("results", "--db", str(db), "--json").stdout)
+    text = run_cli("results", "--db", str(db), "--json").stdout
+    board = json.loads(text)
     assert board["tournaments"] == [1]
+    assert '\n "tournaments": [1],\n' in text  # issue 20.8: a list of numbers on one line
     points = [row["points"] for row in board["leaderboard"]]
     assert points == sorted(points, reverse=True) and [r["rank"] for r in board["leaderboard"]] == [
         1, 2
