@@ -5,10 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import csv
-import dataclasses
-import io
-import json
 import logging
 import os
 import signal
@@ -18,16 +14,30 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from ..argtypes import int_in, number_at_least, port, positive_number
 from .bots import STRATEGIES, run_bot
 from .client import Reconnect, ServerError
-from .errors import ErrorCode, GameError
-from .match import ACTIONS
-from .rules import MAX_CARD_ID, MatchState, RuleSet
+from .results import (
+    csv_text,
+    format_match,
+    format_results,
+    format_tournament,
+    json_text,
+    leaderboard_json,
+    leaderboard_rows,
+    match_json,
+    match_rows,
+    player_rows,
+    tournament_json,
+)
+from .rules import MAX_CARD_ID, RuleSet
 from .server import DEFAULT_MAX_CONNECTIONS, MIN_TURN_SECONDS, GameServer, ServerConfig
-from .store import DatabaseLocked, DatabaseMissing, Store, StoredMatch, StoredTournament
+from .store import DatabaseLocked, DatabaseMissing, DatabaseRefused, Store, check_database
+
+if TYPE_CHECKING:
+    from .dashboard import Dashboard
 
 DEFAULT_DB = "shared-deck.db"
 SECRET_ENV = "SHARED_DECK_SECRET"
@@ -203,6 +213,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         creator = "serve --create" if args.command == "serve" else "add-player"
         print(f"shared-deck {args.command}: {error} (it is made by {creator})", file=sys.stderr)
         return 2
+    except DatabaseRefused as error:  # a folder, not SQLite, another application's database
+        print(f"shared-deck {args.command}: {error}", file=sys.stderr)
+        return 2
     except sqlite3.Error as error:
         # A database path that cannot be opened or a file that is not a database.
         print(f"shared-deck: database {getattr(args, 'db', '?')}: {error}", file=sys.stderr)
@@ -210,6 +223,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if getattr(args, "db", None) is not None:
+        # Before any connection is opened: another application's file is refused untouched.
+        check_database(args.db)
     if args.command == "add-player":
         return _change_player(args, lambda store: store.add_player(args.name), create=True)
     if args.command == "rotate-secret":
@@ -277,25 +293,25 @@ def _results(args: argparse.Namespace) -> int:
             if match_id is not None:
                 stored_match = store.match(match_id)
                 output = (
-                    json.dumps(match_json(stored_match), indent=1)
+                    json_text(match_json(stored_match))
                     if args.json
-                    else _csv(match_rows(stored_match))
+                    else csv_text(match_rows(stored_match))
                     if as_csv
                     else format_match(stored_match)
                 )
             elif args.tournament is not None:
                 tournament = store.tournament(args.tournament)
                 output = (
-                    json.dumps(tournament_json(tournament), indent=1)
+                    json_text(tournament_json(tournament))
                     if args.json
-                    else _csv(player_rows(tournament))
+                    else csv_text(player_rows(tournament))
                     if as_csv
                     else format_tournament(tournament, with_matches=True)
                 )
             elif args.json:
-                output = json.dumps(leaderboard_json(store), indent=1)
+                output = json_text(leaderboard_json(store))
             elif as_csv:
-                output = _csv(leaderboard_rows(store))
+                output = csv_text(leaderboard_rows(store))
             else:
                 output = format_results(store)
         except KeyError as error:
@@ -306,8 +322,9 @@ def _results(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    # Checked before anything is bound or opened: a mistyped path or another application's
+    # database (see _run) changes nothing, no lock file either.
     if not args.create and not Path(args.db).exists():
-        # Checked before anything is bound or opened: a mistyped path changes nothing.
         raise DatabaseMissing(f"database {args.db} does not exist")
     try:
         rules = RuleSet(
@@ -337,14 +354,12 @@ def _serve(args: argparse.Namespace) -> int:
             login_checks_per_address=args.login_checks_per_address,
             max_unread_bytes=args.max_unread_bytes,
             unread_seconds=args.unread_timeout,
-            http_port=args.http_port,
-            http_host=args.http_host,
         )
     except ValueError as error:
         print(f"shared-deck serve: {error}", file=sys.stderr)
         return 2
     try:
-        failure = asyncio.run(_serve_until_done(config))
+        failure = asyncio.run(_serve_until_done(config, args.http_host, args.http_port))
     except DatabaseLocked as error:
         print(f"shared-deck serve: {error}", file=sys.stderr)
         return 1
@@ -357,17 +372,42 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve_until_done(config: ServerConfig) -> str | None:
+async def start_dashboard(server: GameServer, host: str | None, port: int) -> Dashboard:
+    """The web dashboard of ``serve --http-port``, wired to ``server``: it reads the server's
+    :class:`~.server.ServerView` and gets a snapshot out on each tick. Call it before
+    ``server.start()``, so that a taken port fails before any file is touched; stop it
+    before the server."""
+    from .dashboard import Dashboard  # aiohttp is imported only for it
+
+    dashboard = Dashboard(server.view, host, port)
+    try:
+        await dashboard.start()
+    except BaseException:
+        await dashboard.stop()  # ends its reading thread
+        raise
+    server.add_tick_listener(dashboard.tick)
+    return dashboard
+
+
+async def _serve_until_done(
+    config: ServerConfig, http_host: str | None = None, http_port: int | None = None
+) -> str | None:
     """Serve until SIGINT/SIGTERM or until the server is done; returns why it failed, if so."""
     server = GameServer(config)
-    host, port = await server.start()
+    dashboard = None if http_port is None else await start_dashboard(server, http_host, http_port)
+    try:
+        host, port = await server.start()
+    except BaseException:
+        if dashboard is not None:
+            await dashboard.stop()
+        raise
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):  # before the line that says it is ready
         loop.add_signal_handler(signum, stop.set)
     print(f"shared-deck listening on {host}:{port}", flush=True)
-    if server.dashboard is not None:
-        web_host, web_port = server.dashboard.address
+    if dashboard is not None:
+        web_host, web_port = dashboard.address
         web_host = f"[{web_host}]" if ":" in web_host else web_host
         print(f"shared-deck dashboard on http://{web_host}:{web_port}/", flush=True)
     waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(server.done.wait())]
@@ -376,169 +416,10 @@ async def _serve_until_done(config: ServerConfig) -> str | None:
     finally:
         for wait in waits:
             wait.cancel()
+        if dashboard is not None:
+            await dashboard.stop()
         await server.stop()
     return server.failure
-
-
-# ----------------------------------------------------------------------- results
-def _csv(rows: list[list[object]]) -> str:
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows(rows)
-    return out.getvalue()
-
-
-def leaderboard_rows(store: Store) -> list[list[object]]:
-    rows: list[list[object]] = [["rank", "player", "points", "tournaments", "removed"]]
-    for rank, row in enumerate(store.leaderboard(), start=1):
-        rows.append([rank, row.player, row.points, row.tournaments, int(row.removed)])
-    return rows
-
-
-def leaderboard_json(store: Store) -> dict[str, object]:
-    header, *rows = leaderboard_rows(store)
-    return {
-        "tournaments": store.finished_tournaments(),
-        "leaderboard": [
-            {**dict(zip(header, row, strict=True)), "removed": bool(row[4])} for row in rows
-        ],
-    }
-
-
-def player_rows(tournament: StoredTournament) -> list[list[object]]:
-    """Per player of one tournament: points, matches, wins, losses, sum of match scores."""
-    table: dict[str, list[int]] = {name: [0, 0, 0, 0] for name in tournament.points}
-    for match in tournament.matches:
-        for me, my_hp, my_score, their_hp in (
-            (match.first, match.first_hp, match.first_score, match.second_hp),
-            (match.second, match.second_hp, match.second_score, match.first_hp),
-        ):
-            row = table[me]
-            row[0] += 1
-            row[1] += their_hp == 0
-            row[2] += my_hp == 0
-            row[3] += my_score
-    rows: list[list[object]] = [["player", "points", "matches", "won", "lost", "total_score"]]
-    for name, points in sorted(tournament.points.items(), key=lambda item: (-item[1], item[0])):
-        rows.append([name, points, *table[name]])
-    return rows
-
-
-_MATCH_FIELDS = (
-    "id", "first", "second", "first_hp", "second_hp", "first_score", "second_score",
-    "turns_played",
-)  # fmt: skip
-
-
-def tournament_json(tournament: StoredTournament) -> dict[str, object]:
-    header, *rows = player_rows(tournament)
-    return {
-        "number": tournament.number,
-        "deck_seed": tournament.seed,
-        "rules": dataclasses.asdict(tournament.rules),
-        "players": [dict(zip(header, row, strict=True)) for row in rows],
-        "matches": [
-            dict(zip(_MATCH_FIELDS, dataclasses.astuple(match)[:8], strict=True))
-            for match in tournament.matches
-        ],
-    }
-
-
-def format_tournament(tournament: StoredTournament, with_matches: bool = False) -> str:
-    """One tournament's table per player and, if asked, one line per match."""
-    lines = [
-        f"Tournament {tournament.number}: deck seed {tournament.seed}, "
-        f"{len(tournament.matches)} matches of {tournament.rules.turns_per_match} turns",
-        f"{'player':<32} {'points':>12} {'matches':>7} {'won':>4} {'lost':>4} {'total score':>11}",
-    ]
-    for name, points, played, won, lost, total in player_rows(tournament)[1:]:
-        lines.append(f"{name:<32} {points:>12.2f} {played:>7} {won:>4} {lost:>4} {total:>11}")
-    if with_matches:
-        lines.append("")
-        lines.append(f"{'match':>7}  {'first':<20} {'second':<20} {'HP':>7} {'score':>9} turns")
-        for m in tournament.matches:
-            hp, score = f"{m.first_hp}-{m.second_hp}", f"{m.first_score} {m.second_score}"
-            lines.append(
-                f"{m.match_id:>7}  {m.first:<20} {m.second:<20} {hp:>7} {score:>9}"
-                f" {m.turns_played:>5}"
-            )
-    return "\n".join(lines)
-
-
-def format_results(store: Store) -> str:
-    """The leaderboard, then the last finished tournament's table."""
-    finished = store.finished_tournaments()
-    lines = [f"Leaderboard after {len(finished)} tournament(s)"]
-    lines.append(f"{'rank':>4}  {'player':<32} {'points':>12} {'tournaments':>11}")
-    for rank, row in enumerate(store.leaderboard(), start=1):
-        name = f"{row.player} (removed)" if row.removed else row.player
-        lines.append(f"{rank:>4}  {name:<32} {row.points:>12.2f} {row.tournaments:>11}")
-    if not finished:
-        return "\n".join(lines)
-    lines.append("")
-    lines.append(format_tournament(store.tournament(finished[-1])))
-    return "\n".join(lines)
-
-
-def _replayed(stored: StoredMatch) -> list[tuple[int, str, str, str, str]]:
-    """Each action with its answer as the player saw it, and the health at the turn's start:
-    (turn, player, command line, answer, HP). Played again through the rules engine, which
-    gives back the drawn cards that the log does not store."""
-    result = stored.result
-    names = (result.first, result.second)
-    state = MatchState(stored.deck, stored.rules)
-    rows = []
-    for action in result.actions():
-        state.advance_to(action.turn)
-        hp = f"{state.hp[0]}-{state.hp[1]}"
-        try:
-            drawn = ACTIONS[action.command](state, action.args)
-            answer = "OK" if drawn is None else f"OK {drawn.line}"
-        except GameError as error:
-            answer = f"ERR {error.code.value} {error.code.name}"
-        if action.code != 0:  # what was stored is what the player was told
-            answer = f"ERR {action.code} {ErrorCode(action.code).name}"
-        line = " ".join(map(str, (action.command, *action.args)))
-        rows.append((action.turn, names[action.side], line, answer, hp))
-    return rows
-
-
-def match_rows(stored: StoredMatch) -> list[list[object]]:
-    rows: list[list[object]] = [["turn", "player", "command", "answer", "hp_at_turn_start"]]
-    rows.extend(list(row) for row in _replayed(stored))
-    return rows
-
-
-def match_json(stored: StoredMatch) -> dict[str, object]:
-    result = stored.result
-    header, *rows = match_rows(stored)
-    return {
-        **dict(zip(_MATCH_FIELDS, dataclasses.astuple(result)[:8], strict=True)),
-        "tournament": stored.tournament,
-        "deck_seed": stored.seed,
-        "actions": [dict(zip(header, row, strict=True)) for row in rows],
-    }
-
-
-def format_match(stored: StoredMatch) -> str:
-    """A match turn by turn: the turns with actions, each headed by who moved and the health
-    of (first, second) at its start, then every command and its answer."""
-    r = stored.result
-    lines = [
-        f"Match {r.match_id}, tournament {stored.tournament} (deck seed {stored.seed}): "
-        f"{r.first} (first) against {r.second}, {stored.rules.turns_per_match} turns;"
-        f" HP is {r.first}-{r.second} at the start of each turn"
-    ]
-    turn = -1
-    for action_turn, player, line, answer, hp in _replayed(stored):
-        if action_turn != turn:
-            turn = action_turn
-            lines.append(f"turn {turn:>3}  {player}  HP {hp}")
-        lines.append(f"    {line:<24} {answer}")
-    lines.append(
-        f"end after {r.turns_played} turns: {r.first} HP {r.first_hp} score {r.first_score}, "
-        f"{r.second} HP {r.second_hp} score {r.second_score}"
-    )
-    return "\n".join(lines)
 
 
 DEMO_PLAYERS = (
@@ -550,7 +431,8 @@ DEMO_PLAYERS = (
 
 
 async def _demo(args: argparse.Namespace) -> int:
-    """Fresh database, four players, four bot processes, a few short tournaments."""
+    """Fresh database, four players, four bot processes, a few short tournaments; the
+    database is temporary, and deleted at the end (a line says so)."""
     with tempfile.TemporaryDirectory(prefix="shared-deck-demo-") as directory:
         db = Path(directory) / "demo.db"
         with contextlib.closing(Store(db)) as store:
@@ -599,6 +481,11 @@ async def _demo(args: argparse.Namespace) -> int:
             await server.stop()
         with contextlib.closing(Store(db, read_only=True)) as store:
             print(format_results(store))
+    print(
+        f"demo database {db} deleted (it was temporary; `shared-deck add-player` and"
+        " `shared-deck serve` keep theirs)",
+        flush=True,
+    )
     return 0
 
 

@@ -29,12 +29,13 @@ from aiohttp import web
 
 from .errors import ErrorCode, GameError
 from .match import ACTIONS, Action
+from .results import player_rows  # the same table as ``shared-deck results --tournament``
 from .rules import Card, Creature, MatchState
 from .store import NAME_PATTERN, Store, StoredMatch
 
 if TYPE_CHECKING:
-    from .server import GameServer
-    from .tournament import Tournament
+    from .arena import Tournament
+    from .server import ServerView
 
 log = logging.getLogger("cardarena.shared_deck.dashboard")
 
@@ -157,10 +158,20 @@ class NotFound(Exception):
 
 # ------------------------------------------------------------------ dashboard
 class Dashboard:
-    """The HTTP side of a :class:`GameServer`: ``await start()``, then ``await stop()``."""
+    """The HTTP side of a game server: ``await start()``, then ``await stop()``.
 
-    def __init__(self, server: GameServer) -> None:
-        self.server = server
+    It reads the server only through its :class:`~.server.ServerView`, and is told of each
+    tick by the server's tick listeners::
+
+        dashboard = Dashboard(server.view, host, port)
+        await dashboard.start()  # before server.start(): a taken port touches no file
+        server.add_tick_listener(dashboard.tick)
+    """
+
+    def __init__(self, view: ServerView, host: str | None = None, port: int = 0) -> None:
+        self.view = view
+        self.host = view.host if host is None else host
+        self.port = port
         self.watchers: set[asyncio.Queue[bytes | None]] = set()
         self.address: tuple[str, int] = ("", 0)
         self._runner: web.AppRunner | None = None
@@ -199,9 +210,7 @@ class Dashboard:
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
                                      shutdown_timeout=1.0)  # fmt: skip
         await self._runner.setup()
-        config = self.server.config
-        host = config.http_host if config.http_host is not None else config.host
-        site = web.TCPSite(self._runner, host, config.http_port)
+        site = web.TCPSite(self._runner, self.host, self.port)
         try:
             await site.start()
         except BaseException:  # the owner still calls stop(), which ends the reader thread
@@ -232,7 +241,7 @@ class Dashboard:
     @property
     def stored(self) -> int:
         """Tournaments stored since the server started: the version of every stored view."""
-        return len(self.server.saved_tournaments)
+        return self.view.stored
 
     def tick(self) -> None:
         """Called by the server after each tick: push a fresh snapshot if anyone watches.
@@ -241,8 +250,7 @@ class Dashboard:
         """
         if not self.watchers:
             return
-        loop = self.server.loop
-        assert loop is not None
+        loop = asyncio.get_running_loop()
         if (
             loop.time() - self._pushed_at < MIN_SNAPSHOT_SECONDS
             and self.stored == self._event_stored
@@ -261,9 +269,9 @@ class Dashboard:
     def _snapshot_event(self, force: bool = False) -> bytes:
         """The live snapshot as one server-sent event; a new watcher gets the last one unless
         it is from an earlier turn or older than MIN_SNAPSHOT_SECONDS."""
-        server, loop = self.server, self.server.loop
-        assert loop is not None
-        turn = server.arena.turn if server.arena is not None else -1
+        loop = asyncio.get_running_loop()
+        turn = self.view.turn
+        turn = -1 if turn is None else turn
         if (
             force
             or turn != self._event_turn
@@ -277,37 +285,26 @@ class Dashboard:
 
     def snapshot(self) -> dict[str, Any]:
         """The live state: clock, running tournament, and the boards of its first matches."""
-        server = self.server
-        arena, loop = server.arena, server.loop
-        assert loop is not None
-        next_tick = server.seconds_to_next_tick()
-        tournament = arena.current if arena is not None else None
-        if server.failure is not None:
-            status = "stopped"
-        elif tournament is not None:
-            status = "playing"
-        elif server.storing:
-            status = "storing"
-        else:
-            status = "waiting"
+        view = self.view
+        next_tick = view.seconds_to_next_tick()
+        tournament = view.running
         return {
-            "status": status,
-            "turn": arena.turn if arena is not None else 0,
-            "turn_seconds": server.config.turn_seconds,
+            "status": view.status,
+            "turn": view.turn or 0,
+            "turn_seconds": view.turn_seconds,
             "next_tick_in": None if next_tick is None else round(next_tick, 3),
-            "online": sorted(server.sessions),
+            "online": view.online,
             "stored": self.stored,
             "tournament": None if tournament is None else self._tournament_live(tournament),
             "live": [] if tournament is None else self._live_matches(tournament),
         }
 
     def _tournament_live(self, tournament: Tournament) -> dict[str, Any]:
-        assert self.server.arena is not None
         turns = tournament.rules.turns_per_match
         return {
             "number": tournament.number,
             "start_turn": tournament.start_turn,
-            "match_turn": min(self.server.arena.turn - tournament.start_turn, turns),
+            "match_turn": min((self.view.turn or 0) - tournament.start_turn, turns),
             "turns_per_match": turns,
             "matches": len(tournament.pairs),
             "ended": len(tournament.ended_ids),
@@ -321,10 +318,9 @@ class Dashboard:
 
     def _live_match(self, tournament: Tournament, match_id: int) -> dict[str, Any]:
         """A match being played, brought up to the clock as a player's next command would."""
-        assert self.server.arena is not None
         match = tournament.match(match_id)
         assert match is not None
-        state = match.sync(self.server.arena.turn)
+        state = match.sync(self.view.turn or 0)
         return {
             **_match_head(match_id, tournament.number, match.players),
             "init_hp": tournament.rules.init_hp,
@@ -340,7 +336,7 @@ class Dashboard:
 
         def call() -> Any:
             if self._store is None:
-                self._store = Store(self.server.config.db_path, read_only=True)
+                self._store = Store(self.view.db_path, read_only=True)
             return function(self._store)
 
         return await asyncio.get_running_loop().run_in_executor(self._reader, call)
@@ -371,22 +367,20 @@ class Dashboard:
         }
 
     async def tournament(self, number: int) -> dict[str, Any]:
-        arena = self.server.arena
-        running = arena.current if arena is not None else None
+        running = self.view.running
         if running is not None and running.number == number:
             return _unscored_tournament(running)
         try:
             return await self._read(lambda store: _tournament_json(store, number))
         except KeyError:
-            ended = arena.previous if arena is not None else None
+            ended = self.view.ended
             if ended is not None and ended.number == number:  # ended, being stored
                 return {**_unscored_tournament(ended), "live": True}  # not to be kept
             raise NotFound(f"no tournament {number}") from None
 
     async def match(self, match_id: int) -> dict[str, Any]:
-        arena = self.server.arena
-        found = arena.match(match_id) if arena is not None else None
-        if found is not None and arena is not None and found[1] is arena.current:  # playing
+        found = self.view.match(match_id)
+        if found is not None and found[1] is self.view.running:  # playing
             return {**self._live_match(found[1], match_id), "live": True}
         try:
             stored = await self._read(lambda store: store.match(match_id))
@@ -426,8 +420,8 @@ class Dashboard:
         return body
 
     async def tournament_answer(self, number: int) -> bytes:
-        arena = self.server.arena
-        running = arena is not None and arena.current is not None and arena.current.number == number
+        current = self.view.running
+        running = current is not None and current.number == number
         key = f"{'running' if running else 'stored'} tournament {number}"
         return await self._answer(key, lambda: self.tournament(number))
 
@@ -447,8 +441,7 @@ class Dashboard:
                 store.player_matches(name, PLAYER_MATCHES),
             )
         )
-        arena = self.server.arena
-        running = arena.current if arena is not None else None
+        running = self.view.running
         live: list[dict[str, Any]] = []
         if running is not None:
             for match_id in running.matches_of.get(name, []):
@@ -456,7 +449,7 @@ class Dashboard:
                 live.append(_match_head(match_id, running.number, pair))
         return {
             **rows[0],
-            "online": name in self.server.sessions,
+            "online": self.view.is_online(name),
             "per_tournament": [
                 {"number": number, "points": table[name]}
                 for number, table in sorted(points.items(), reverse=True)
@@ -647,8 +640,6 @@ def _unscored_tournament(tournament: Tournament) -> dict[str, Any]:
 
 
 def _tournament_json(store: Store, number: int) -> dict[str, Any]:
-    from .cli import player_rows  # the same table as ``shared-deck results --tournament``
-
     tournament = store.tournament(number)
     header, *rows = player_rows(tournament)
     return {

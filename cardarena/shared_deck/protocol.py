@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from .arena import Arena
 from .errors import ErrorCode, GameError
 from .match import ACTIONS
 from .rules import Card, Creature
-from .tournament import Arena
 
 MAX_LINE_BYTES: Final = 1024
 """Longer lines (not counting the line end) are answered ``ERR 952 LineTooLong`` and dropped."""

@@ -19,21 +19,19 @@ import resource
 import sqlite3
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from .arena import Arena, DeckFactory, Tournament
 from .deck import generate_deck
 from .errors import ErrorCode, GameError
 from .logins import Check, SecretChecker
+from .match import Match
 from .protocol import ARGUMENT_COUNTS, MAX_LINE_BYTES, execute, parse_command
 from .rules import MAX_CARD_ID, RuleSet
-from .store import ServerLock, Store
-from .tournament import Arena, DeckFactory, Tournament
-
-if TYPE_CHECKING:
-    from .dashboard import Dashboard
+from .store import ServerLock, Store, check_database
 
 log = logging.getLogger("cardarena.shared_deck.server")
 
@@ -113,10 +111,6 @@ class ServerConfig:
     """Tries of a database write before the server gives up and stops."""
     write_retry_seconds: float = 0.1
     """First pause between tries; it doubles each time (0.1 s: 3.1 s over six tries)."""
-    http_port: int | None = None
-    """Serve the read-only web dashboard on this port (``serve --http-port``; None: off)."""
-    http_host: str | None = None
-    """Where the dashboard listens; None: the game's ``host``."""
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.turn_seconds) or self.turn_seconds < MIN_TURN_SECONDS:
@@ -125,8 +119,6 @@ class ServerConfig:
             raise ValueError("login_timeout must be a positive number of seconds")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be in 0..65535, got {self.port}")
-        if self.http_port is not None and not 0 <= self.http_port <= 65535:
-            raise ValueError(f"http_port must be in 0..65535, got {self.http_port}")
         if self.command_budget < 1:
             raise ValueError("command_budget must be at least 1")
         if self.min_players < 0:
@@ -242,8 +234,9 @@ class GameServer:
         self.checker: SecretChecker | None = None
         self._loop_errors: dict[str, tuple[float, int]] = {}
         self._cap_reported = -math.inf
-        self.dashboard: Dashboard | None = None
-        """The web dashboard, when ``http_port`` is set (see :mod:`.dashboard`)."""
+        self._tick_listeners: list[Callable[[], None]] = []
+        self.view = ServerView(self)
+        """What an observer (the web dashboard) may read of this server: see :class:`ServerView`."""
 
     # -------------------------------------------------------------- lifecycle
     async def start(self) -> tuple[str, int]:
@@ -266,11 +259,7 @@ class GameServer:
             self.loop, self.config.login_threads, self.config.login_checks_per_address
         )
         try:
-            if self.config.http_port is not None:  # aiohttp is imported only for it
-                from .dashboard import Dashboard
-
-                self.dashboard = Dashboard(self)
-                await self.dashboard.start()  # a taken port fails before any file is touched
+            check_database(self.config.db_path)  # another application's file: no lock made
             self._lock = ServerLock(self.config.db_path)
             self.store = Store(self.config.db_path, create=self.config.create)
             self._writer_store = await self.loop.run_in_executor(
@@ -285,8 +274,6 @@ class GameServer:
             self._listener.close()
             self.checker.close()
             self.loop.set_exception_handler(None)
-            if self.dashboard is not None:
-                await self.dashboard.stop()
             await self.loop.run_in_executor(self._writer, self._close_writer)
             self._writer.shutdown(wait=True)
             if self.store is not None:
@@ -317,8 +304,6 @@ class GameServer:
                 1000 * lateness[min(len(lateness) - 1, int(0.99 * len(lateness)))],
                 1000 * lateness[-1],
             )
-        if self.dashboard is not None:
-            await self.dashboard.stop()
         if self._tick_handle is not None:
             self._tick_handle.cancel()
         if self._listener is not None:
@@ -349,6 +334,16 @@ class GameServer:
     def _close_writer(self) -> None:
         if self._writer_store is not None:
             self._writer_store.close()
+
+    def add_tick_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` on the server's loop once per tick, after the tick's game work
+        and before the commands held by WAIT are answered. It must be quick; an exception is
+        logged and does not touch the clock. (The web dashboard pushes its snapshot here.)"""
+        self._tick_listeners.append(listener)
+
+    def remove_tick_listener(self, listener: Callable[[], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._tick_listeners.remove(listener)
 
     async def wait_for_saved_tournaments(self, count: int) -> None:
         """Return once ``count`` tournaments have been committed since this server started."""
@@ -443,8 +438,11 @@ class GameServer:
             self._failed_in_a_row = 0
         except Exception as error:
             self._tick_failed(error)
-        if self.dashboard is not None:  # the state at the tick, before the new turn's commands
-            self.dashboard.tick()
+        for listener in self._tick_listeners:  # the state at the tick, before the new commands
+            try:
+                listener()
+            except Exception:
+                log.exception("a tick listener failed; the clock goes on")
         for connection in waiting:
             connection.announce_turn()
         for connection in waiting:
@@ -504,7 +502,7 @@ class GameServer:
         self.arena.next_match_id = tournament.first_match_id
         if self.arena.previous is tournament:
             self.arena.previous = None
-        self._submit("discard_unfinished")
+        self._submit(Store.discard_unfinished)
 
     def _start_tournament(self) -> None:
         """Start the next tournament if none is running or waiting to be stored, the limit
@@ -536,7 +534,7 @@ class GameServer:
             tournament.seed,
         )
         number, seed = tournament.number, tournament.seed
-        self._submit("begin_tournament", number, seed, tournament.rules, tournament.deck)
+        self._submit(Store.begin_tournament, number, seed, tournament.rules, tournament.deck)
 
     async def _finish(self, tournament: Tournament, turn: int) -> None:
         """Score a finished tournament a slice at a time, so that the clock and the commands
@@ -560,7 +558,7 @@ class GameServer:
             gc.unfreeze()
             gc.collect()
         try:
-            await asyncio.wrap_future(self._submit("finish_tournament", summary))
+            await asyncio.wrap_future(self._submit(Store.finish_tournament, summary))
         except Exception as error:
             self._halt(f"tournament {summary.number} could not be stored: {error}")
             return
@@ -572,17 +570,20 @@ class GameServer:
         self._pending = None
         self._on_saved(summary.number)
 
-    def _submit(self, method: str, *args: object) -> Future[None]:
-        """Run a Store method in the writer thread (in submission order), retrying a failed
-        write with a doubling pause; a write that still fails stops the server."""
+    def _submit(self, write: Callable[..., object], *args: object) -> Future[None]:
+        """Run ``write(store, *args)``, a :class:`Store` method such as
+        ``Store.finish_tournament``, on the writer thread's store (in submission order),
+        retrying a failed write with a doubling pause; a write that still fails stops the
+        server. The method is named, not spelled as a string: renaming it breaks here loudly."""
         attempts, pause = self.config.write_attempts, self.config.write_retry_seconds
+        method = write.__name__
 
         def call() -> None:
             assert self._writer_store is not None
             delay = pause
             for attempt in range(1, attempts + 1):
                 try:
-                    getattr(self._writer_store, method)(*args)
+                    write(self._writer_store, *args)
                     return
                 except (sqlite3.Error, OSError) as error:
                     if attempt == attempts:
@@ -597,9 +598,9 @@ class GameServer:
                     time.sleep(delay)
                     delay *= 2
 
-        if method == "finish_tournament":
+        if write is Store.finish_tournament:
             what = f"storing tournament {getattr(args[0], 'number', '?')}"
-        elif method == "begin_tournament":
+        elif write is Store.begin_tournament:
             what = f"recording the start of tournament {args[0]}"
         else:
             what = f"database write {method}"
@@ -666,6 +667,83 @@ class GameServer:
         # Charged after the answer is known: the last command of a turn may overdraw a little.
         budget.used += 1 + len(answer) // COST_UNIT_BYTES
         return answer
+
+
+class ServerView:
+    """A read-only view of a :class:`GameServer` for observers (the web dashboard): the clock,
+    who is online, the running tournament and its matches, and a few facts of the
+    configuration. Read it on the server's loop (in a tick listener or a handler running on
+    that loop). The running :class:`~.arena.Tournament` and its matches are handed out to be
+    read; an observer may bring a match up to the clock (:meth:`~.match.Match.sync`), as the
+    player's next command would, and changes nothing else."""
+
+    __slots__ = ("_server",)
+
+    def __init__(self, server: GameServer) -> None:
+        self._server = server
+
+    @property
+    def db_path(self) -> Path:
+        return self._server.config.db_path
+
+    @property
+    def host(self) -> str:
+        """Where the game listens (the dashboard's default address)."""
+        return self._server.config.host
+
+    @property
+    def turn_seconds(self) -> float:
+        return self._server.config.turn_seconds
+
+    @property
+    def turn(self) -> int | None:
+        """The global turn; None before the server has started."""
+        arena = self._server.arena
+        return None if arena is None else arena.turn
+
+    def seconds_to_next_tick(self) -> float | None:
+        """How long until the clock ticks again; None once it has stopped (or not started)."""
+        return self._server.seconds_to_next_tick()
+
+    @property
+    def status(self) -> str:
+        """``stopped`` (it failed), ``playing``, ``storing`` (a tournament ended and is being
+        stored; the next one waits for it) or ``waiting`` (for players)."""
+        if self._server.failure is not None:
+            return "stopped"
+        if self.running is not None:
+            return "playing"
+        return "storing" if self._server.storing else "waiting"
+
+    @property
+    def online(self) -> list[str]:
+        """The names of the players logged in now, sorted."""
+        return sorted(self._server.sessions)
+
+    def is_online(self, name: str) -> bool:
+        return name in self._server.sessions
+
+    @property
+    def stored(self) -> int:
+        """Tournaments stored since the server started (the version of every stored view)."""
+        return len(self._server.saved_tournaments)
+
+    @property
+    def running(self) -> Tournament | None:
+        """The tournament being played now."""
+        arena = self._server.arena
+        return None if arena is None else arena.current
+
+    @property
+    def ended(self) -> Tournament | None:
+        """The tournament played before the running one (it may still be being stored)."""
+        arena = self._server.arena
+        return None if arena is None else arena.previous
+
+    def match(self, match_id: int) -> tuple[Match, Tournament] | None:
+        """A match of the running or the previous tournament, with its tournament."""
+        arena = self._server.arena
+        return None if arena is None else arena.match(match_id)
 
 
 _NAME, _SECRET, _CHECKING, _READY, _CLOSED = range(5)

@@ -18,15 +18,16 @@ import os
 import re
 import secrets
 import sqlite3
+import stat
 import urllib.parse
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .arena import MatchResult, TournamentResult
 from .deck import deck_from_text, deck_to_text
 from .protocol import ARGUMENT_COUNTS
 from .rules import Card, RuleSet
-from .tournament import MatchResult, TournamentResult
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 """Player names: short, printable, one word. Command names are refused as well, so that the
@@ -126,6 +127,97 @@ class DatabaseLocked(Exception):
     """Another ``shared-deck serve`` holds the database."""
 
 
+class DatabaseRefused(Exception):
+    """The path cannot be a shared-deck database: a folder, a file that is not SQLite, another
+    application's SQLite database (a LOCM tournament's, ...), or a place where none can be
+    made. Raised before anything is written; the message is one line naming the file."""
+
+
+OUR_TABLES = frozenset(
+    {"settings", "players", "tournaments", "matches", "tournament_points", "leaderboard"}
+)
+"""The tables of SCHEMA: a database with other tables is another application's."""
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_database(path: str | Path) -> None:
+    """Refuse, touching nothing, a path that exists and is not a shared-deck database.
+
+    A missing path or an empty file passes (it is made into a database as before), and so does
+    a SQLite file with no table yet or with shared-deck's tables only. Nothing is written: the
+    header is read as bytes and the schema through ``immutable=1`` (read-only where a ``-wal``
+    file says the database is in use).
+
+    Call it only before this process opens the database (the command line does, for every
+    command, and :class:`~.server.GameServer` before its lock): closing a descriptor of a
+    file drops every POSIX lock this process holds on it, SQLite's included. A :class:`Store`
+    checks the tables again through its own connection (:func:`_check_tables`).
+    """
+    path = Path(path)
+    if not _check_place(path):
+        return
+    try:
+        with path.open("rb") as file:
+            header = file.read(len(SQLITE_HEADER))
+    except OSError as error:
+        raise DatabaseRefused(f"database {path} cannot be read: {error.strerror}") from None
+    if header != SQLITE_HEADER:
+        raise DatabaseRefused(f"database {path} is not a SQLite database; nothing was changed")
+    options = "mode=ro" if Path(f"{path}-wal").exists() else "mode=ro&immutable=1"
+    uri = f"file:{urllib.parse.quote(str(path))}?{options}"
+    try:
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=30.0)) as connection:
+            _check_tables(connection, path)
+    except sqlite3.Error as error:
+        raise DatabaseRefused(
+            f"database {path} cannot be read as SQLite ({error}); nothing was changed"
+        ) from None
+
+
+def _check_place(path: Path) -> bool:
+    """Whether something is at ``path`` to be checked (False: nothing, or an empty file); a
+    folder or a device is refused. Only ``stat``: no descriptor is opened."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return False
+    except OSError as error:
+        raise DatabaseRefused(f"database {path} cannot be read: {error.strerror}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise DatabaseRefused(f"database {path} is a directory, not a database file")
+    if not stat.S_ISREG(info.st_mode):
+        raise DatabaseRefused(f"database {path} is not a regular file")
+    return info.st_size > 0
+
+
+def _check_tables(connection: sqlite3.Connection, path: Path) -> None:
+    """Refuse a database with tables that are not shared-deck's (read only, nothing written)."""
+    try:
+        tables = {
+            name
+            for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not name.startswith("sqlite_")
+        }
+    except sqlite3.DatabaseError as error:
+        if "not a database" in str(error):
+            raise DatabaseRefused(
+                f"database {path} is not a SQLite database; nothing was changed"
+            ) from None
+        raise
+    if not tables or (tables <= OUR_TABLES and {"players", "tournaments"} <= tables):
+        return
+    if {"games", "meta"} <= tables:
+        raise DatabaseRefused(
+            f"database {path} is a LOCM tournament database, not a shared-deck one;"
+            " nothing was changed"
+        )
+    raise DatabaseRefused(
+        f"database {path} is another application's SQLite database (tables: "
+        f"{', '.join(sorted(tables)[:6])}{', ...' if len(tables) > 6 else ''}),"
+        " not a shared-deck one; nothing was changed"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class StandingRow:
     """One line of the leaderboard."""
@@ -160,33 +252,58 @@ class ServerLock:
     """An exclusive ``flock`` on ``DB.lock``: one server per database.
 
     The lock belongs to the open file description, so the kernel drops it when the process
-    dies, however it dies; the file itself is left in place (removing it would race with a
-    server that is just taking it).
+    dies, however it dies (the file, with the process id in it, then stays until the next
+    server takes it). The holder removes the file when it lets go, while it still holds the
+    lock; so whoever takes the lock checks that the file it locked is still the one at the
+    path, and tries again if it is not. A server refused here leaves the holder's file alone,
+    and a file it made itself is removed again.
     """
 
     def __init__(self, db_path: str | Path) -> None:
         self.path = lock_path(db_path)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
-            os.close(fd)
-            by = f" (process {holder})" if holder.isdigit() else ""
-            raise DatabaseLocked(
-                f"database {db_path} is already served by another shared-deck serve{by};"
-                f" lock file {self.path}"
-            ) from None
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            except FileExistsError:
+                try:
+                    fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
+                except FileNotFoundError:  # removed by its holder meanwhile: make it again
+                    continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                os.close(fd)
+                by = f" (process {holder})" if holder.isdigit() else ""
+                raise DatabaseLocked(
+                    f"database {db_path} is already served by another shared-deck serve{by};"
+                    f" lock file {self.path}"
+                ) from None
+            if _same_file(fd, self.path):
+                break
+            os.close(fd)  # its holder removed it after we opened it: take the new one
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self.fd: int | None = fd
 
     def release(self) -> None:
+        """Remove the lock file, then let go of the lock (in that order: see the class)."""
         if self.fd is not None:
             with contextlib.suppress(OSError):
-                os.ftruncate(self.fd, 0)
+                if _same_file(self.fd, self.path):
+                    self.path.unlink()
             os.close(self.fd)  # closing the only descriptor releases the flock
             self.fd = None
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the file open as ``fd``."""
+    try:
+        named = path.stat()
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 class Store:
@@ -200,6 +317,7 @@ class Store:
 
     def __init__(self, path: str | Path, *, create: bool = True, read_only: bool = False) -> None:
         path = Path(path)
+        _check_place(path)  # a folder: one clear line (SQLite would say "disk I/O error")
         if not path.exists():
             if read_only or not create:
                 raise DatabaseMissing(f"database {path} does not exist")
@@ -207,17 +325,21 @@ class Store:
                 os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
             except FileExistsError:
                 pass  # made meanwhile by another process
-            except OSError as error:  # no such folder, no permission: what SQLite would say
-                raise sqlite3.OperationalError("unable to open database file") from error
+            except OSError as error:  # no such folder, no permission
+                raise DatabaseRefused(
+                    f"database {path} cannot be created: {error.strerror}"
+                ) from None
         self.read_only = read_only
         uri = f"file:{urllib.parse.quote(str(path))}?mode={'ro' if read_only else 'rw'}"
         if read_only:
             self.connection = self._open_read_only(uri)
+            self._check_tables(path)
             self._removed_column = "removed_at" in self._player_columns()
             return
         self.connection = sqlite3.connect(
             uri, uri=True, isolation_level=None, check_same_thread=False, timeout=30.0
         )
+        self._check_tables(path)  # before anything is written
         self.connection.execute("PRAGMA journal_mode = WAL")
         self.connection.execute("PRAGMA synchronous = FULL")
         self.connection.execute("PRAGMA foreign_keys = ON")
@@ -249,6 +371,13 @@ class Store:
                 continue
             return connection
         raise AssertionError("unreachable")
+
+    def _check_tables(self, path: Path) -> None:
+        try:
+            _check_tables(self.connection, path)
+        except BaseException:
+            self.connection.close()
+            raise
 
     def _player_columns(self) -> set[str]:
         return {row[1] for row in self.connection.execute("PRAGMA table_info(players)")}

@@ -9,14 +9,18 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
+from cardarena.shared_deck.cli import start_dashboard
 from cardarena.shared_deck.client import Client
 from cardarena.shared_deck.rules import Card
 from cardarena.shared_deck.server import GameServer, ServerConfig
 from cardarena.shared_deck.store import Store
+
+if TYPE_CHECKING:
+    from cardarena.shared_deck.dashboard import Dashboard
 
 T = TypeVar("T")
 
@@ -30,10 +34,15 @@ class RunningServer:
         config.setdefault("turn_seconds", 0.05)
         # Most tests look at the first tournament before its players log in.
         config.setdefault("min_players", 0)
+        http_port = config.pop("http_port", None)  # the web dashboard, wired as `serve` does
+        http_host = config.pop("http_host", None)
         self.server = GameServer(ServerConfig(db_path=db_path, port=0, **config))
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
+        self.dashboard: Dashboard | None = None
+        if http_port is not None:
+            self.dashboard = self.run(start_dashboard(self.server, http_host, http_port))
         self.host, self.port = self.run(self.server.start())
 
     def run(self, coroutine: Any, timeout: float = 30.0) -> Any:
@@ -63,6 +72,8 @@ class RunningServer:
         self.run(asyncio.wait_for(self.server.wait_for_saved_tournaments(count), timeout))
 
     def stop(self) -> None:
+        if self.dashboard is not None:
+            self.run(self.dashboard.stop())
         self.run(self.server.stop())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)

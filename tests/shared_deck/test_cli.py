@@ -5,15 +5,17 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from cardarena.shared_deck.arena import tournament_seed
 from cardarena.shared_deck.store import Store, StoredTournament
-from cardarena.shared_deck.tournament import tournament_seed
 
 CLI = [sys.executable, "-m", "cardarena.shared_deck.cli"]
 
@@ -168,6 +170,11 @@ def test_demo_runs_bots_and_prints_the_leaderboard() -> None:
     assert "Leaderboard after 1 tournament(s)" in demo.stdout
     for name in ("greedy-1", "greedy-2", "random-1", "random-2"):
         assert name in demo.stdout
+    # Issue 20.8: the demo says that it deletes its database, and does.
+    first, *_, last = demo.stdout.splitlines()
+    db = first.rsplit(", database ", 1)[1]
+    assert last.startswith(f"demo database {db} deleted ")
+    assert not Path(db).exists()
 
 
 def test_a_database_that_cannot_be_opened_is_a_one_line_error(tmp_path: Path) -> None:
@@ -175,8 +182,101 @@ def test_a_database_that_cannot_be_opened_is_a_one_line_error(tmp_path: Path) ->
     result = run_cli("add-player", "alice", "--db", str(missing))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        f"shared-deck: database {missing}: unable to open database file"
+        f"shared-deck add-player: database {missing} cannot be created: No such file or directory"
     ]
+
+
+# Issue 20.2 and 20.7: every command refuses a file that is not its own, untouched.
+def locm_database(path: Path) -> None:
+    """A real LOCM tournament database (cardarena.tournaments), copied as ``cp t.db c1.db``."""
+    from cardarena.tournaments.store import TournamentStore
+
+    made = path.parent.parent / "made-by-locm" / "t.db"
+    made.parent.mkdir()
+    with TournamentStore(str(made)):
+        pass
+    path.write_bytes(made.read_bytes())
+
+
+def other_application_database(path: Path) -> None:
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
+        connection.execute("INSERT INTO notes (text) VALUES ('mine')")
+        connection.commit()
+
+
+def text_file(path: Path) -> None:
+    path.write_text("name,points\nalice,3\n")
+
+
+FOREIGN_COMMANDS = [
+    ["add-player", "zed"],
+    ["rotate-secret", "zed"],
+    ["remove-player", "zed"],
+    ["results"],
+    ["results", "--json"],
+    ["results", "--tournament", "1", "--csv"],
+    ["match", "1"],
+    ["serve", "--port", "0"],
+    ["serve", "--port", "0", "--create", "--http-port", "0"],
+]
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (
+            locm_database,
+            "is a LOCM tournament database, not a shared-deck one; nothing was changed",
+        ),
+        (
+            other_application_database,
+            "is another application's SQLite database (tables: notes), not a shared-deck one;"
+            " nothing was changed",
+        ),
+        (text_file, "is not a SQLite database; nothing was changed"),
+    ],
+)
+def test_every_command_refuses_a_file_that_is_not_its_own_and_leaves_it_untouched(
+    tmp_path: Path, make: Callable[[Path], None], says: str
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    db = work / "c1.db"
+    make(db)
+    os.utime(db, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
+    content, before = db.read_bytes(), db.stat().st_mtime_ns
+    for command in FOREIGN_COMMANDS:
+        result = run_cli(*command, "--db", str(db))
+        assert (result.returncode, result.stdout) == (2, ""), (command, result.stderr)
+        assert result.stderr.splitlines() == [f"shared-deck {command[0]}: database {db} {says}"]
+        assert db.read_bytes() == content and db.stat().st_mtime_ns == before, command
+        assert [p.name for p in work.iterdir()] == ["c1.db"], command  # no lock, no -wal
+
+
+@pytest.mark.parametrize(
+    "command", [["results"], ["add-player", "zed"], ["match", "1"], ["serve", "--port", "0"]]
+)
+def test_a_folder_given_as_the_database_is_one_clear_line(
+    tmp_path: Path, command: list[str]
+) -> None:
+    folder = tmp_path / "somedir"
+    folder.mkdir()
+    result = run_cli(*command, "--db", str(folder))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [
+        f"shared-deck {command[0]}: database {folder} is a directory, not a database file"
+    ]
+    assert list(folder.iterdir()) == [] and [p.name for p in tmp_path.iterdir()] == ["somedir"]
+
+
+def test_an_empty_file_is_still_made_into_a_database(tmp_path: Path) -> None:
+    db = tmp_path / "new.db"
+    db.touch()
+    added = run_cli("add-player", "alice", "--db", str(db))
+    assert added.returncode == 0, added.stderr
+    board = run_cli("results", "--db", str(db), "--csv")
+    assert board.returncode == 0 and "alice" in board.stdout
 
 
 @pytest.mark.parametrize(

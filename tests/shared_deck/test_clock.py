@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 import pytest
 
+from cardarena.shared_deck.arena import Tournament
 from cardarena.shared_deck.rules import Card, RuleSet
 from cardarena.shared_deck.server import MAX_FAILED_TICKS, ServerConfig
 from cardarena.shared_deck.store import Store
-from cardarena.shared_deck.tournament import Tournament
 
 from .conftest import RawConnection, RunningServer
 

@@ -72,8 +72,8 @@ class Bots:
 
 
 def url(server: RunningServer, path: str = "/") -> str:
-    assert server.server.dashboard is not None
-    host, port = server.server.dashboard.address
+    assert server.dashboard is not None
+    host, port = server.dashboard.address
     return f"http://{host}:{port}{path}"
 
 
@@ -212,6 +212,39 @@ def test_tournament_and_player_pages_show_the_stored_numbers(
     shoot(page, "shared-deck-player.png")
     page.goto(url(league, "/tournaments"))
     expect(page.locator("#tournaments tbody tr")).to_have_count(2, timeout=TIMEOUT_MS)
+
+
+def test_pages_show_the_exact_64_bit_deck_seeds(league: RunningServer, page: Any) -> None:
+    """Issue 20: deck seeds are 63-bit integers; JSON.parse made 7149912976826791605 into
+    7149912976826792000 on the tournament pages. The page must show the stored number."""
+    from playwright.sync_api import expect
+
+    with contextlib.closing(stored(league)) as store:
+        seeds = {n: store.tournament(n).seed for n in store.finished_tournaments()}
+    assert any(int(float(seed)) != seed for seed in seeds.values())  # beyond a double's 53 bits
+    page.goto(url(league, "/tournaments"))
+    expect(page.locator("#tournaments tbody tr")).to_have_count(2, timeout=TIMEOUT_MS)
+    shown = page.evaluate(
+        """() => [...document.querySelectorAll('#tournaments tbody tr')].map(
+             (tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent))"""
+    )
+    assert {int(cells[0].lstrip("#")): cells[-1] for cells in shown} == {
+        n: str(seed) for n, seed in seeds.items()
+    }
+    for number, seed in seeds.items():
+        page.goto(url(league, f"/tournament/{number}"))
+        expect(page.locator("#app")).to_contain_text(f"deck seed {seed} ", timeout=TIMEOUT_MS)
+    # The page's JSON reading keeps every other value as JSON.parse reads it.
+    parsed = page.evaluate(
+        """() => parseJSON('{"a":"x 12345678901234567890 \\\\" 9007199254740993","b":'
+             + '0.30000000000000004,"c":-9007199254740993,"d":[9007199254740991,2.5e300,'
+             + '-1e-7,1.0],"e":123456789012345678901234567890}')"""
+    )
+    assert parsed == {
+        "a": 'x 12345678901234567890 " 9007199254740993', "b": 0.30000000000000004,
+        "c": "-9007199254740993", "d": [9007199254740991, 2.5e300, -1e-7, 1],
+        "e": "123456789012345678901234567890",
+    }  # fmt: skip
 
 
 def test_match_viewer_shows_the_rules_engines_state_at_any_turn(
@@ -375,8 +408,8 @@ def test_the_game_server_answers_while_many_watchers_are_connected(
 ) -> None:
     """200 live streams, half of which never read: commands and WAITs are still answered."""
     server = start_server(["alice", "bob"], http_port=0, turn_seconds=0.1, start_after_logins=2)
-    assert server.server.dashboard is not None
-    host, port = server.server.dashboard.address
+    assert server.dashboard is not None
+    host, port = server.dashboard.address
     streams = []
     for _ in range(200):
         sock = socket.create_connection((host, port), timeout=30)
@@ -386,7 +419,7 @@ def test_the_game_server_answers_while_many_watchers_are_connected(
     try:
         with server.client("alice") as alice, server.client("bob") as bob:
             deadline = time.monotonic() + 30
-            while server.call(lambda: len(server.server.dashboard.watchers)) < 200:  # type: ignore[union-attr]
+            while server.call(lambda: len(server.dashboard.watchers)) < 200:  # type: ignore[union-attr]
                 assert time.monotonic() < deadline, "the watchers were not all accepted"
                 alice.wait()
             first = server.call(lambda: server.server.arena.turn)  # type: ignore[union-attr]
@@ -401,7 +434,7 @@ def test_the_game_server_answers_while_many_watchers_are_connected(
         for sock in streams:
             sock.close()
     deadline = time.monotonic() + 30
-    while server.call(lambda: len(server.server.dashboard.watchers)):  # type: ignore[union-attr]
+    while server.call(lambda: len(server.dashboard.watchers)):  # type: ignore[union-attr]
         assert time.monotonic() < deadline, "closed streams were not dropped"
         time.sleep(0.05)
 

@@ -9,10 +9,10 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from cardarena.shared_deck.arena import tournament_points
 from cardarena.shared_deck.errors import ErrorCode
 from cardarena.shared_deck.protocol import ARGUMENT_COUNTS
 from cardarena.shared_deck.rules import RuleSet, match_score
-from cardarena.shared_deck.tournament import tournament_points
 
 from .conftest import RunningServer
 

@@ -166,6 +166,8 @@ def test_a_second_server_on_the_same_database_is_refused_and_changes_nothing(
             f"shared-deck serve: database {db} is already served by another shared-deck serve"
             f" (process {first.process.pid}); lock file {db}.lock"
         ]
+        # The refused server leaves the first one's lock file as it was (issue 20.6).
+        assert Path(f"{db}.lock").read_text() == f"{first.process.pid}\n"
         with contextlib.closing(Store(db, read_only=True)) as store:
             still = store.connection.execute(
                 "SELECT number, started_at FROM tournaments WHERE number = ?", (running[0][0],)
@@ -178,9 +180,12 @@ def test_a_second_server_on_the_same_database_is_refused_and_changes_nothing(
         assert first.stop() == 0
     assert finished(db) == list(range(1, len(finished(db)) + 1))
     assert "discarded" not in log.read_text()
+    assert not Path(f"{db}.lock").exists()  # a server removes its lock file as it stops
     # Once the first has stopped, its lock is free again.
     again = Serve(db, tmp_path / "again.log")
+    assert Path(f"{db}.lock").read_text() == f"{again.process.pid}\n"
     assert again.stop() == 0
+    assert not Path(f"{db}.lock").exists()
 
 
 def test_a_port_in_use_fails_before_any_file_is_made(tmp_path: Path) -> None:
@@ -390,8 +395,10 @@ def test_results_in_every_form_from_a_read_only_database(tmp_path: Path) -> None
     db.chmod(0o400)
     content = db.read_bytes()
 
-    board = json.loads(run_cli("results", "--db", str(db), "--json").stdout)
+    text = run_cli("results", "--db", str(db), "--json").stdout
+    board = json.loads(text)
     assert board["tournaments"] == [1]
+    assert '\n "tournaments": [1],\n' in text  # issue 20.8: a list of numbers on one line
     points = [row["points"] for row in board["leaderboard"]]
     assert points == sorted(points, reverse=True) and [r["rank"] for r in board["leaderboard"]] == [
         1, 2

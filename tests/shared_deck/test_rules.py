@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cardarena.shared_deck.arena import pairings, tournament_points, tournament_seed
 from cardarena.shared_deck.deck import deck_from_text, deck_to_text, generate_deck
 from cardarena.shared_deck.errors import ErrorCode, GameError
 from cardarena.shared_deck.match import ACTIONS, Action, replay
@@ -21,7 +22,6 @@ from cardarena.shared_deck.rules import (
     RuleSet,
     match_score,
 )
-from cardarena.shared_deck.tournament import pairings, tournament_points, tournament_seed
 
 STARTER = Card.parse("1 C 2 3 3 0 2")
 FIGHTER = Card.parse("2 C 3 2 2 0 1")

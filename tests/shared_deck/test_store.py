@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from pathlib import Path
 
 import pytest
 
+from cardarena.shared_deck.arena import Arena, TournamentResult
 from cardarena.shared_deck.deck import generate_deck
 from cardarena.shared_deck.rules import RuleSet
-from cardarena.shared_deck.store import Store, verify_secret
-from cardarena.shared_deck.tournament import Arena, TournamentResult
+from cardarena.shared_deck.store import DatabaseLocked, ServerLock, Store, verify_secret
 
 
 def play_tournament(arena: Arena, players: list[str], actions: int) -> TournamentResult:
@@ -111,3 +112,22 @@ def test_a_failing_tournament_write_leaves_nothing_behind(tmp_path: Path) -> Non
         assert all(row.tournaments == 0 for row in store.leaderboard())
         store.finish_tournament(result)  # and the same write succeeds afterwards
         assert store.finished_tournaments() == [1]
+
+
+def test_the_server_lock_file_is_left_only_by_its_holder(tmp_path: Path) -> None:
+    """Issue 20.6: DB.lock. A refused taker leaves the holder's file; a holder removes its file
+    when it lets go; a file left by a killed holder is taken over."""
+    db = tmp_path / "league.db"
+    lock_file = tmp_path / "league.db.lock"
+    first = ServerLock(db)
+    assert lock_file.read_text() == f"{os.getpid()}\n"
+    with pytest.raises(DatabaseLocked, match=f"lock file {lock_file}"):
+        ServerLock(db)
+    assert lock_file.read_text() == f"{os.getpid()}\n"  # still the first one's
+    first.release()
+    assert not lock_file.exists()
+    lock_file.write_text("12345\n")  # left by a server that was killed
+    second = ServerLock(db)
+    assert lock_file.read_text() == f"{os.getpid()}\n"
+    second.release()
+    assert list(tmp_path.iterdir()) == []

@@ -30,10 +30,24 @@ function show(...children) {
   app.replaceChildren(...children.flat().filter((child) => child !== null && child !== undefined && child !== false));
 }
 
+// JSON.parse reads every number as a double: an integer beyond 2^53 (a deck seed has 63 bits)
+// would come out rounded (7149912976826791605 → 7149912976826792000). parseJSON reads such
+// integers as strings of their exact digits, and everything else as JSON.parse does. The
+// tokens are the JSON text's strings (skipped whole, escapes included) and its numbers.
+const JSON_TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+
+function parseJSON(text) {
+  return JSON.parse(
+    text.replace(JSON_TOKEN, (token) =>
+      token[0] === '"' || !/^-?\d+$/.test(token) || Number.isSafeInteger(Number(token)) ? token : `"${token}"`,
+    ),
+  );
+}
+
 async function getJSON(url) {
   const response = await fetch(url, { cache: "no-store" });
   if (!response.ok) throw new Error(`${url}: ${response.status}`);
-  return response.json();
+  return parseJSON(await response.text());
 }
 
 const points = (value) => (value === null || value === undefined ? "–" : value.toFixed(2));
@@ -51,7 +65,7 @@ function connect() {
     document.getElementById("status").textContent = "reconnecting…";
   };
   source.onmessage = (event) => {
-    live = JSON.parse(event.data);
+    live = parseJSON(event.data);
     liveAt = performance.now();
     document.getElementById("status").textContent = live.status;
     document.getElementById("turn").textContent = live.turn;

@@ -1,4 +1,4 @@
-"""Tournaments and the arena that runs them back to back on one global turn clock.
+"""The arena: tournaments run back to back on one global turn clock (pairings, scores, results).
 
 Pure game logic: the server drives :meth:`Arena.tick` from its clock and stores what
 :meth:`Arena.tick` reports finished; nothing here touches sockets, files or time.
