@@ -277,7 +277,7 @@ try:
         say(f"READ {{len(file.read())}} bytes")
 except OSError as error:
     say(f"cannot read the database: {{error.strerror}}")
-for path in [{str(db)!r}, {str(db)!r} + "-lock", {str(db.parent / "pwned")!r}]:
+for path in [{str(db)!r}, {str(db)!r} + ".lock", {str(db.parent / "pwned")!r}]:
     try:
         with open(path, "ab") as file:
             file.write(b"PWNED")

@@ -184,6 +184,28 @@ def test_database_refuses_other_settings(tmp_path: Path) -> None:
     assert len(rows(db)) == 2
 
 
+def test_a_refused_run_leaves_no_lock_file(tmp_path: Path) -> None:
+    pair = ["--bot", "builtin:pass", "--bot", "builtin:random", "--games", "1", "--quiet"]
+    made = tmp_path / "made"
+    made.mkdir()
+    db = made / "c.db"
+    assert locm("tournament", *pair, "--db", str(db)).returncode == 0
+    assert (made / "c.db.lock").exists() and not (made / "c.db-lock").exists()
+    # The database alone (copied elsewhere, or its lock file removed): a refused run
+    # creates nothing beside it.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "c.db").write_bytes(db.read_bytes())
+    refused = locm("tournament", *pair, "--db", str(elsewhere / "c.db"), "--seed", "2")
+    assert refused.returncode == 2 and "seed=1, not seed=2" in refused.stderr
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["c.db"]
+    garbage = elsewhere / "garbage.db"
+    garbage.write_bytes(b"not a database at all" * 100)
+    refused = locm("tournament", *pair, "--db", str(garbage))
+    assert refused.returncode == 2 and "not a tournament database" in refused.stderr
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["c.db", "garbage.db"]
+
+
 def test_sigterm_stops_the_bots_and_keeps_finished_games(tmp_path: Path) -> None:
     db = tmp_path / "term.db"
     tag = f"term-{os.getpid()}-{time.monotonic_ns()}"
