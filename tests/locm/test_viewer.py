@@ -123,7 +123,7 @@ def test_view_command_writes_the_page_next_to_the_log(tmp_path: Path) -> None:
     ("make", "message"),
     [
         (lambda d: ["view", str(d / "missing.json")], "cannot read"),
-        (lambda d: ["view", str(d / "garbage.json")], "is not JSON"),
+        (lambda d: ["view", str(d / "garbage.json")], "is not a game log"),
         (lambda d: ["view", str(d / "tampered.json")], "does not replay"),
         (lambda d: ["view"], "give either"),
         (lambda d: ["view", "--db", str(d / "nothing.db"), "--game", "1"], "no tournament"),
