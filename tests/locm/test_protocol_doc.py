@@ -127,7 +127,7 @@ def test_field_lists_match_every_line_of_a_real_game(version: str, tmp_path: Pat
 
 
 def test_docs_and_readme_do_not_link_outside_the_project() -> None:
-    """A user's clone has no ../shared: the docs must stand alone."""
+    """The docs must stand alone: no link may leave the repository."""
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     # docs/shared-deck.md is being rewritten on another branch; it is checked once merged.
     pages = [page for page in pages if page.name != "shared-deck.md"]
