@@ -1,6 +1,6 @@
 """Win rates of the built-in agents against each other, games run in parallel.
 
-    python benchmarks/agents.py                      # the issue's two bars, 200 games each
+    python benchmarks/agents.py              # greedy vs random, search vs greedy, 200 games each
     python benchmarks/agents.py --pair search,greedy --games 40 --version 1.5
 
 Each pairing plays ``--games`` games, half with each agent as player 0; game ``i``
@@ -114,13 +114,25 @@ def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pair", action="append", help="A,B (default: the issue's bars)")
-    parser.add_argument("--version", default="1.5")
-    parser.add_argument("--games", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--time-scale", type=float, default=1.0)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--pair", action="append", metavar="A,B",
+        help="built-in agent A against built-in agent B; repeat for more pairings (default: "
+        "greedy,random and search,greedy, the two pairings reported in docs/agents.md)",
+    )  # fmt: skip
+    parser.add_argument("--version", default="1.5", help="LOCM version (default 1.5)")
+    parser.add_argument(
+        "--games", type=int, default=200, help="games per pairing, half in each seat (default 200)"
+    )
+    parser.add_argument("--seed", type=int, default=1, help="seed of the first game (default 1)")
+    parser.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1,
+        help="games played in parallel (default: all cores)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--time-scale", type=float, default=1.0,
+        help="multiply the official time limits by this (default 1)",
+    )  # fmt: skip
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
     pairs = (
         [tuple(p.split(",", 1)) for p in args.pair]

@@ -6,9 +6,9 @@ included) and the time to clone a mid-game state, as medians of several runs.
     python benchmarks/engine.py            # a table
     python benchmarks/engine.py --json     # {"1.0": {"games_per_s": ..., ...}, ...}
 
-Bars (issue 2, one core of a 2-core CI-class machine): 1.2 >= 900 games/s,
-1.5 >= 300 games/s, clone <= 25 us. The table says whether the installed engine is
-pure Python or compiled with mypyc (``CARDARENA_COMPILE=1 pip install .``).
+What we aim for on one core of a 2-core machine: 1.2 >= 900 games/s, 1.5 >= 300
+games/s, clone <= 25 us. The table says whether the installed engine is pure Python or
+compiled with mypyc (``CARDARENA_COMPILE=1 pip install .``), and the load average.
 """
 
 from __future__ import annotations
