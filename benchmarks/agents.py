@@ -1,6 +1,6 @@
 """Win rates of the built-in agents against each other, games run in parallel.
 
-    python benchmarks/agents.py                      # the issue's two bars, 200 games each
+    python benchmarks/agents.py              # greedy vs random, search vs greedy, 200 games each
     python benchmarks/agents.py --pair search,greedy --games 40 --version 1.5
 
 Each pairing plays ``--games`` games, half with each agent as player 0; game ``i``
@@ -67,6 +67,8 @@ def play(task: tuple[str, str, str, int, float]) -> dict[str, object]:
         "turns": state.turn + 1,
         "max_ms": [max(t, default=0.0) for t in turn_ms],
         "mean_ms": [sum(t) / len(t) if t else 0.0 for t in turn_ms],
+        "sum_ms": [sum(t) for t in turn_ms],
+        "turn_count": [len(t) for t in turn_ms],
         "over_limit": over_limit,
     }
 
@@ -83,6 +85,8 @@ def measure(
         results = list(pool.map(play, tasks, chunksize=1))
     wins = draws = 0
     max_ms = {a: 0.0, b: 0.0}
+    sum_ms = {a: 0.0, b: 0.0}
+    turn_count = {a: 0, b: 0}
     over = {a: 0, b: 0}
     for result in results:
         names = result["agents"]
@@ -94,6 +98,8 @@ def measure(
         for seat in (0, 1):
             name = names[seat]  # type: ignore[index]
             max_ms[name] = max(max_ms[name], result["max_ms"][seat])  # type: ignore[index]
+            sum_ms[name] += result["sum_ms"][seat]  # type: ignore[index]
+            turn_count[name] += result["turn_count"][seat]  # type: ignore[index]
             over[name] += result["over_limit"][seat]  # type: ignore[index]
     score = wins + draws / 2
     low, high = wilson(score, games)
@@ -106,6 +112,7 @@ def measure(
         "win_rate": score / games,
         "ci95": [low, high],
         "max_turn_ms": max_ms,
+        "mean_turn_ms": {name: sum_ms[name] / max(1, turn_count[name]) for name in sum_ms},
         "turns_over_limit": over,
         "seconds": time.perf_counter() - started,
         "load_average": os.getloadavg(),
@@ -114,13 +121,25 @@ def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pair", action="append", help="A,B (default: the issue's bars)")
-    parser.add_argument("--version", default="1.5")
-    parser.add_argument("--games", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--time-scale", type=float, default=1.0)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--pair", action="append", metavar="A,B",
+        help="built-in agent A against built-in agent B; repeat for more pairings (default: "
+        "greedy,random and search,greedy, the two pairings reported in docs/agents.md)",
+    )  # fmt: skip
+    parser.add_argument("--version", default="1.5", help="LOCM version (default 1.5)")
+    parser.add_argument(
+        "--games", type=int, default=200, help="games per pairing, half in each seat (default 200)"
+    )
+    parser.add_argument("--seed", type=int, default=1, help="seed of the first game (default 1)")
+    parser.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1,
+        help="games played in parallel (default: all cores)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--time-scale", type=float, default=1.0,
+        help="multiply the official time limits by this (default 1)",
+    )  # fmt: skip
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
     pairs = (
         [tuple(p.split(",", 1)) for p in args.pair]
@@ -136,10 +155,15 @@ def main() -> None:
         out.append(result)
         if not args.json:
             low, high = result["ci95"]  # type: ignore[misc]
+            rounded = {
+                key: {name: round(ms, 2) for name, ms in result[key].items()}  # type: ignore[attr-defined]
+                for key in ("max_turn_ms", "mean_turn_ms")
+            }
             print(
                 f"{result['pair']:>20} LOCM {args.version}: {result['win_rate']:.1%} "
                 f"[{low:.1%}, {high:.1%}] of {args.games} games "
-                f"({result['draws']} without winner); max turn ms {result['max_turn_ms']}; "
+                f"({result['draws']} without winner); max turn ms {rounded['max_turn_ms']}; "
+                f"mean turn ms {rounded['mean_turn_ms']}; "
                 f"turns over the limit {result['turns_over_limit']}; "
                 f"{result['seconds']:.0f} s, load {result['load_average'][0]:.2f}"  # type: ignore[index]
             )

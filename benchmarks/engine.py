@@ -1,14 +1,16 @@
 """Engine speed: full games between two uniformly random agents, per version, on one core.
 
 Prints games/s, actions/s (every applied action: deck building and battle, PASS
-included) and the time to clone a mid-game state, as medians of several runs.
+included) and the time to clone a mid-game state, as medians of several runs. Times
+are CPU seconds of this process (``time.process_time``), so that other jobs on a shared
+machine do not skew them much; the load average is printed beside them.
 
     python benchmarks/engine.py            # a table
     python benchmarks/engine.py --json     # {"1.0": {"games_per_s": ..., ...}, ...}
 
-Bars (issue 2, one core of a 2-core CI-class machine): 1.2 >= 900 games/s,
-1.5 >= 300 games/s, clone <= 25 us. The table says whether the installed engine is
-pure Python or compiled with mypyc (``CARDARENA_COMPILE=1 pip install .``).
+What we aim for on one core of a 2-core machine: 1.2 >= 900 games/s, 1.5 >= 300
+games/s, clone <= 25 us. The table says whether the installed engine is pure Python or
+compiled with mypyc (``CARDARENA_COMPILE=1 pip install .``), and the load average.
 """
 
 from __future__ import annotations
@@ -29,14 +31,14 @@ from cardarena.locm.engine.rules import VERSIONS
 def play_games(version: str, games: int, first_seed: int) -> tuple[float, int]:
     """Play ``games`` full games; return (seconds, actions applied)."""
     actions = 0
-    start = time.perf_counter()
+    start = time.process_time()
     for seed in range(first_seed, first_seed + games):
         state = State.new(version, {"seed": seed})
         agents = (RandomAgent(seed), RandomAgent(~seed))
         while not state.is_terminal:
             state.apply(agents[state.current_player].act(state))
             actions += 1
-    return time.perf_counter() - start, actions
+    return time.process_time() - start, actions
 
 
 def mid_game_states(version: str, count: int) -> list[State]:
@@ -55,11 +57,11 @@ def mid_game_states(version: str, count: int) -> list[State]:
 
 
 def clone_microseconds(states: list[State], rounds: int) -> float:
-    start = time.perf_counter()
+    start = time.process_time()
     for _ in range(rounds):
         for state in states:
             state.clone()
-    return (time.perf_counter() - start) / (rounds * len(states)) * 1e6
+    return (time.process_time() - start) / (rounds * len(states)) * 1e6
 
 
 def measure(version: str, games: int, runs: int) -> dict[str, float]:
@@ -94,7 +96,7 @@ def main() -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"LOCM engine, random vs random, medians of {args.runs} runs x {args.games} games")
     engine = "compiled with mypyc" if state_module.__file__.endswith(".so") else "pure Python"
-    print(f"({engine}; one core; load average {load:.2f})")
+    print(f"({engine}; one core; CPU time; load average {load:.2f})")
     print(f"{'version':>8} {'games/s':>10} {'actions/s':>11} {'clone us':>9}")
     for version, figures in results.items():
         print(

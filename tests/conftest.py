@@ -1,24 +1,55 @@
-"""Shared test fixtures: where ../shared is, and the conformance counts summary."""
+"""Shared test fixtures: the recorded official LOCM games, and the conformance summary."""
 
 from __future__ import annotations
 
+import functools
+import json
+import lzma
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-"""The steering repository's shared/ folder, read in place (never copied)."""
+DATA = Path(__file__).resolve().parent / "data"
+CONFORMANCE = DATA / "conformance"
+"""The games recorded from the official referees, part of the repository (see its README)."""
+CONFORMANCE_GAMES = {"1.0": 100, "1.2": 300, "1.5": 300}
+"""How many recorded games each version has."""
+
+SPEC_ENV = "CARDARENA_LOCM_SPEC"
+"""A folder holding the LOCM specification texts (e.g. locm-randomness.md), which are not
+distributed with cardarena; the few checks against them run only when it is set."""
 
 CONFORMANCE_COUNTS: dict[str, list[int]] = {}
 """version -> [passed, total], filled by tests/locm/test_conformance.py."""
 
 
-def shared_path(*parts: str) -> Path:
-    """A path under ../shared, or skip the test with a clear message when it is absent."""
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{path} is absent: this check needs the steering repo's shared/ folder")
-    return path
+def conformance_file(version: str) -> Path:
+    """The compressed JSON Lines file of the games recorded for ``version``."""
+    return CONFORMANCE / f"locm-{version}.jsonl.xz"
+
+
+@functools.cache
+def _conformance_games(version: str) -> tuple[dict[str, Any], ...]:
+    with lzma.open(conformance_file(version), "rt", encoding="utf-8") as lines:
+        return tuple(json.loads(line) for line in lines)
+
+
+def conformance_games(version: str) -> list[dict[str, Any]]:
+    """Every recorded game of ``version`` (fresh dicts: a test may change its copy)."""
+    return json.loads(json.dumps(_conformance_games(version)))
+
+
+def spec_path(name: str) -> Path:
+    """A specification text, or skip the test saying how to run it."""
+    folder = os.environ.get(SPEC_ENV)
+    if folder and (Path(folder) / name).is_file():
+        return Path(folder) / name
+    pytest.skip(
+        f"this check compares with the LOCM specification text {name}, which is not part of "
+        f"cardarena: set {SPEC_ENV} to a folder holding it to run it"
+    )
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -28,8 +59,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             for version, (passed, total) in sorted(CONFORMANCE_COUNTS.items())
         ]
         terminalreporter.write_line("LOCM conformance replays passed: " + ", ".join(parts))
-    elif not SHARED.exists():
-        terminalreporter.write_line(f"LOCM conformance skipped: {SHARED} is absent")
 
 
 pytest_plugins = ["tests.browser"]

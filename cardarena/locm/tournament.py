@@ -368,7 +368,7 @@ def run_tournament(
         )
     if sandbox and any(not in_process(c) for c in commands.values()):
         sandbox = sandbox_available()
-    hidden = tuple(os.path.abspath(db) + end for end in ("", "-lock", "-wal", "-shm", "-journal"))
+    hidden = tuple(os.path.abspath(db) + end for end in ("", ".lock", "-wal", "-shm", "-journal"))
     specs = schedule(names, games, seed)
     settings = {
         "game": "locm",

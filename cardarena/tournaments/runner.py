@@ -12,9 +12,10 @@ why)`` turns it into a result (for LOCM: a referee failure, replayed on resume)
 and a fresh worker takes its place. A pool executor would instead break as a
 whole and fail every game in flight.
 
-Interruptions: Ctrl-C or SIGTERM stop the submission of new games and stop the
-workers (whose referees terminate their bot processes); the caller then sees
-:class:`Interrupted`. If the tournament process is killed outright (SIGKILL),
+Interruptions: Ctrl-C or SIGTERM stop the submission of new games, deliver the
+results already waiting in the pipes and stop the workers (whose referees terminate
+their bot processes; each worker reads end-of-file on its pipe and exits at once);
+the caller then sees :class:`Interrupted`. If the tournament process is killed outright (SIGKILL),
 its workers get SIGTERM from the kernel (Linux ``PR_SET_PDEATHSIG``) and a
 watchdog thread checks the parent twice a second as a fallback elsewhere.
 
@@ -35,6 +36,7 @@ import signal
 import sys
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -182,9 +184,30 @@ class _Worker(Generic[T]):
     task: T | None = None
 
 
+_PARENT_ENDS: weakref.WeakSet[multiprocessing.connection.Connection] = weakref.WeakSet()
+"""The tournament process's ends of the worker pipes."""
+
+
+def _close_parent_ends_in_child() -> None:
+    """After a fork: close the child's copies of the tournament process's pipe ends.
+
+    A worker must be the only holder of its pipe besides the tournament process, so that
+    it reads end-of-file as soon as that process closes its end (a stop) or dies; a copy
+    kept by the worker itself or by a sibling would leave it waiting for a task forever.
+    """
+    for conn in list(_PARENT_ENDS):
+        with contextlib.suppress(OSError):
+            conn.close()
+    _PARENT_ENDS.clear()
+
+
+os.register_at_fork(after_in_child=_close_parent_ends_in_child)
+
+
 def _start_worker(play: Callable[[T], R]) -> _Worker[T]:
     context = _context()
     parent_end, child_end = context.Pipe()
+    _PARENT_ENDS.add(parent_end)
     process = context.Process(  # type: ignore[attr-defined]
         target=_worker_main, args=(child_end, os.getpid(), play), daemon=True,
         name="cardarena-worker",
@@ -254,7 +277,25 @@ def _run_processes(
                         give_up(task, f"the worker playing this game {why}")
         clean = True
     finally:
-        _stop_workers(pool, gently=clean)
+        try:
+            if not clean:
+                _deliver_finished(pool, on_result)
+        finally:
+            _stop_workers(pool, gently=clean)
+
+
+def _deliver_finished(pool: Sequence[_Worker[Any]], on_result: Callable[[Any], None]) -> None:
+    """Interrupted: hand over the results already waiting in the pipes (games that ended
+    just before the stop), so that they are kept rather than played again."""
+    for worker in pool:
+        if worker.task is None:
+            continue
+        with contextlib.suppress(EOFError, OSError):
+            if worker.conn.poll(0):
+                ok, value = worker.conn.recv()
+                worker.task = None
+                if ok:
+                    on_result(value)
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -268,14 +309,19 @@ def _context() -> multiprocessing.context.BaseContext:
 
 def _stop_workers(pool: Sequence[_Worker[Any]], *, gently: bool) -> None:
     """Finished: ask the workers to exit. Interrupted: SIGTERM them (their referees
-    terminate the bots they run), then kill what is left after a grace period."""
+    terminate the bots they run) and close their pipes (an idle worker, or one whose game
+    the SIGTERM just ended, reads end-of-file and exits at once), then kill what is left
+    after a grace period."""
     for worker in pool:
         if gently:
             with contextlib.suppress(OSError, ValueError):
                 worker.conn.send(None)
-        elif worker.process.is_alive():
+            continue
+        if worker.process.is_alive():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(worker.process.pid, signal.SIGTERM)
+        with contextlib.suppress(OSError):
+            worker.conn.close()
     deadline = time.monotonic() + STOP_GRACE_S
     for worker in pool:
         worker.process.join(max(0.0, deadline - time.monotonic()))

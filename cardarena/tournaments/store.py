@@ -220,6 +220,11 @@ _INSERT = (
 )
 
 
+def lock_file_path(path: str) -> str:
+    """The lock file of the database ``path``: ``DB.lock`` (as for shared-deck serve)."""
+    return f"{path}.lock"
+
+
 @contextlib.contextmanager
 def reading(path: str) -> Iterator[TournamentStore]:
     """The store at ``path`` opened read-only, without the lock (reports, viewers, live
@@ -246,6 +251,7 @@ class TournamentStore:
         _check_place(path, create and not read_only)
         self.path = path
         self._lock_file: int | None = None
+        self._made_lock = False
         self._db: sqlite3.Connection | None = None
         try:
             if read_only:
@@ -272,24 +278,59 @@ class TournamentStore:
                 raise StoreError(f"{path} {_describe(error)}") from None
             self._columns = self._game_columns()
         except BaseException:
+            self._drop_made_lock()
             self.close()
             raise
         _OPEN_STORES.add(self)
 
     def _take_lock(self) -> None:
-        lock_path = f"{self.path}-lock"
-        try:
-            self._lock_file = os.open(lock_path, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, FILE_MODE)
-        except OSError as error:
-            raise StoreError(f"cannot create the lock file {lock_path}: {error.strerror}") from None
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        lock_path = lock_file_path(self.path)
+        for _attempt in range(3):
+            try:
+                self._lock_file = os.open(
+                    lock_path, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_CLOEXEC, FILE_MODE
+                )
+                self._made_lock = True
+            except FileExistsError:
+                self._made_lock = False
+                try:
+                    self._lock_file = os.open(lock_path, os.O_RDWR | os.O_CLOEXEC)
+                except FileNotFoundError:
+                    continue  # removed meanwhile by a refused run: make it again
+                except OSError as error:
+                    raise StoreError(
+                        f"cannot open the lock file {lock_path}: {error.strerror}"
+                    ) from None
+            except OSError as error:
+                raise StoreError(
+                    f"cannot create the lock file {lock_path}: {error.strerror}"
+                ) from None
+            try:
+                fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(self._lock_file)
+                self._lock_file = None
+                raise TournamentLocked(
+                    f"{self.path} is in use by another tournament (lock {lock_path})"
+                ) from None
+            # A refused run removes the lock file it made (holding the lock): if that
+            # happened between our open and our flock, we hold a lock on a removed file.
+            try:
+                same = os.path.samestat(os.fstat(self._lock_file), os.stat(lock_path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                return
             os.close(self._lock_file)
             self._lock_file = None
-            raise TournamentLocked(
-                f"{self.path} is in use by another tournament (lock {lock_path})"
-            ) from None
+        raise TournamentLocked(f"{self.path}: the lock file {lock_path} keeps changing")
+
+    def _drop_made_lock(self) -> None:
+        """A refused run writes nothing: remove the lock file if this store made it
+        (while still holding the lock, so no other run can be holding it)."""
+        if self._lock_file is not None and self._made_lock:
+            with contextlib.suppress(OSError):
+                os.unlink(lock_file_path(self.path))
 
     def _migrate(self) -> None:
         """Add the columns newer versions record to a database made by an older one."""
@@ -328,7 +369,9 @@ class TournamentStore:
     def __enter__(self) -> TournamentStore:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        if kind is not None and issubclass(kind, StoreError):  # refused (other settings)
+            self._drop_made_lock()
         self.close()
 
     # --- settings ------------------------------------------------------------------

@@ -135,6 +135,7 @@ def test_reference_agents_play_like_the_builtin_they_wrap(agent_dir: Path) -> No
         ("python:my_agent:broken", "broken(None) raised RuntimeError: no weights found"),
         ("python:my_agent:returns_number", "the factory returned a int object"),
         ("python:missing.py:make_agent", "no such file missing.py"),
+        ("python:/:make_agent", "/ is a directory, not a Python file"),
         ("python:syntax_error.py", "loading syntax_error.py failed: SyntaxError"),
         ("python:my_agent:1x", "'1x' is not a Python name"),
     ],

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -163,6 +165,43 @@ def test_bad_input_is_one_line_and_exit_status_2(args: list[str], message: str) 
 def test_replay_of_a_missing_log_is_a_usage_error(tmp_path: Path) -> None:
     result = locm("replay", str(tmp_path / "nothing.json"))
     assert result.returncode == 2 and "cannot read" in result.stderr
+
+
+def not_logs(directory: Path) -> dict[str, tuple[Path, str]]:
+    """Files that are not game logs, each with what the one-line error must say."""
+    database = directory / "t.db"
+    with contextlib.closing(sqlite3.connect(database)) as connection:
+        connection.execute("CREATE TABLE games (key TEXT)")
+        connection.commit()
+    binary = directory / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00\x01" + bytes(range(256)) * 4)
+    garbage = directory / "garbage.json"
+    garbage.write_text("{not json", encoding="utf-8")
+    folder = directory / "folder.json"
+    folder.mkdir()
+    return {
+        "database": (database, "is not a game log (a GameResult JSON file): it is an SQLite"),
+        "binary": (binary, "is not a game log (a GameResult JSON file): it is binary"),
+        "garbage": (garbage, "is not a game log (a GameResult JSON file): invalid JSON"),
+        "directory": (folder, "Is a directory"),
+    }
+
+
+@pytest.mark.parametrize("command", ["replay", "view"])
+@pytest.mark.parametrize("kind", ["database", "binary", "garbage", "directory"])
+def test_a_file_that_is_not_a_log_is_one_line_naming_it(
+    tmp_path: Path, command: str, kind: str
+) -> None:
+    path, message = not_logs(tmp_path)[kind]
+    result = locm(command, str(path))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("locm: error: ") and str(path) in result.stderr
+    assert message in result.stderr, result.stderr
+    assert "codec" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["t.db", "binary.json", "garbage.json", "folder.json"]
+    )  # nothing written (no page for locm view)
 
 
 def test_aborted_game_prints_null_scores(tmp_path: Path, tag: str) -> None:

@@ -1,5 +1,8 @@
 """Replay every game recorded from the official referees and compare byte for byte.
 
+The games are test data of the repository (tests/data/conformance, described in its
+README), so every clone replays all 700.
+
 Each game is started with its recorded parameters (and again with only the
 parameters that were given, which checks the sub-seed derivation); the recorded
 answers are fed in; every input the engine produces must equal the recorded
@@ -9,26 +12,20 @@ and scores.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from cardarena.locm import ProtocolGame
-from tests.conftest import CONFORMANCE_COUNTS, SHARED
+from tests.conftest import (
+    CONFORMANCE_COUNTS,
+    CONFORMANCE_GAMES,
+    conformance_file,
+    conformance_games,
+)
 
 VERSIONS = ("1.0", "1.2", "1.5")
-
-
-def _games(version: str) -> list[dict[str, Any]]:
-    path = SHARED / "conformance" / f"locm-{version}.jsonl"
-    if not path.exists():
-        return []
-    with path.open(encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines]
-
-
-GAMES = [(version, game) for version in VERSIONS for game in _games(version)]
+GAMES = [(version, game) for version in VERSIONS for game in conformance_games(version)]
 
 
 def replay(game: dict[str, Any], params_key: str) -> str | None:
@@ -59,7 +56,6 @@ def replay(game: dict[str, Any], params_key: str) -> str | None:
     return None
 
 
-@pytest.mark.skipif(not GAMES, reason=f"{SHARED}/conformance is absent (needs ../shared)")
 @pytest.mark.parametrize(
     ("version", "game"), GAMES, ids=[f"{game['game']}" for _version, game in GAMES]
 )
@@ -75,7 +71,11 @@ def test_recorded_game(version: str, game: dict[str, Any]) -> None:
     counts[0] += 1
 
 
-def test_every_version_has_recorded_games() -> None:
-    if not SHARED.exists():
-        pytest.skip(f"{SHARED} is absent: conformance corpus unavailable")
-    assert {version for version, _game in GAMES} == set(VERSIONS)
+def test_every_recorded_game_is_in_the_repository() -> None:
+    """All 700 games are test data of the repository: every clone replays them all."""
+    for version, expected in CONFORMANCE_GAMES.items():
+        assert conformance_file(version).is_file(), conformance_file(version)
+        assert len(conformance_games(version)) == expected, version
+    assert len(GAMES) == sum(CONFORMANCE_GAMES.values()) == 700
+    names = [game["game"] for _version, game in GAMES]
+    assert len(set(names)) == len(names)

@@ -7,7 +7,6 @@ official games, observations hide nothing hidden, envs pickle and vectorise.
 
 from __future__ import annotations
 
-import json
 import pickle
 import random
 import subprocess
@@ -26,7 +25,7 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 from cardarena.locm import IllegalActionError, Phase, ProtocolGame, State  # noqa: E402
 from cardarena.locm.agents import GreedyAgent  # noqa: E402
 from cardarena.locm.envs import ENV_IDS, Encoder, aec_env, observation_layout  # noqa: E402
-from tests.conftest import SHARED  # noqa: E402
+from tests.conftest import conformance_games  # noqa: E402
 
 VERSIONS = ("1.0", "1.2", "1.5")
 CASES = [(env_id, version) for env_id in ENV_IDS for version in VERSIONS]
@@ -139,21 +138,16 @@ def _replay_deck_building(game: dict[str, Any]) -> tuple[ProtocolGame, Any] | No
 def _recorded_game(version: str, number: int) -> dict[str, Any]:
     """The ``number``-th recorded game of ``version`` started from a seed alone that
     reached its battle."""
-    path = SHARED / "conformance" / f"locm-{version}.jsonl"
-    if not path.exists():
-        pytest.skip(f"{path} is absent: the conformance check needs ../shared")
     found = 0
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
-            game = json.loads(line)
-            if (
-                set(game["given_params"]) == {"seed"}
-                and game.get("league", 4) == 4
-                and _replay_deck_building(game) is not None
-            ):
-                if found == number:
-                    return game
-                found += 1
+    for game in conformance_games(version):
+        if (
+            set(game["given_params"]) == {"seed"}
+            and game.get("league", 4) == 4
+            and _replay_deck_building(game) is not None
+        ):
+            if found == number:
+                return game
+            found += 1
     pytest.skip(f"fewer than {number + 1} recorded {version} games with only a seed given")
 
 

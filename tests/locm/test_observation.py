@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from cardarena.locm import Phase, ProtocolGame, State
@@ -13,15 +11,13 @@ from cardarena.locm.engine.text import (
     detect_version,
     parse_offered_cards,
 )
-from tests.conftest import shared_path
+from tests.conftest import conformance_games
 
 VERSIONS = ("1.0", "1.2", "1.5")
 
 
 def recorded_games(version: str, limit: int) -> list[dict]:
-    path = shared_path("conformance", f"locm-{version}.jsonl")
-    with path.open(encoding="utf-8") as lines:
-        return [json.loads(line) for _, line in zip(range(limit), lines, strict=False)]
+    return conformance_games(version)[:limit]
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -127,10 +127,55 @@ def test_field_lists_match_every_line_of_a_real_game(version: str, tmp_path: Pat
 
 
 def test_docs_and_readme_do_not_link_outside_the_project() -> None:
-    """A user's clone has no ../shared: the docs must stand alone."""
+    """The docs must stand alone: no link may leave the repository."""
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     # docs/shared-deck.md is being rewritten on another branch; it is checked once merged.
     pages = [page for page in pages if page.name != "shared-deck.md"]
     for page in pages:
         targets = re.findall(r"\]\(([^)\s]+)", page.read_text(encoding="utf-8"))
         assert [t for t in targets if "shared/spec" in t or t.startswith("../../")] == [], page
+
+
+def test_the_doc_names_every_built_in_agent() -> None:
+    from cardarena.locm.agents import BUILTIN_AGENTS
+
+    named = re.search(r"`builtin:([a-z|]+)`", doc_text())
+    assert named is not None
+    assert sorted(named.group(1).split("|")) == sorted(BUILTIN_AGENTS)
+
+
+def test_version_phase_and_seat_follow_from_the_input_as_the_doc_says() -> None:
+    """The rules of "Telling the version, the phase and your seat", checked on every input
+    of every recorded official game, and against the detection ``locm bot`` uses."""
+    from cardarena.locm.engine.text import detect_version
+    from tests.conftest import conformance_games
+
+    text = " ".join(doc_text().split())
+    assert "### Telling the version, the phase and your seat from the input" in text
+    for phrase in ("1.5 player lines have 4", "1.0 card lines have 11", "1.2 ones 12",
+                   "1.5 ones 13", "is `0` in every deck-building block",
+                   "every card of a deck-building block has instance id `-1`",
+                   "`1` if you are player 0"):  # fmt: skip
+        assert phrase in text, phrase
+    for version in ("1.0", "1.2", "1.5"):
+        card_fields = {"1.0": 11, "1.2": 12, "1.5": 13}[version]
+        building = 2 if version == "1.5" else 60
+        for game in conformance_games(version):
+            first_mana: dict[int, int] = {}
+            for index, turn in enumerate(game["turns"]):
+                lines = turn["input"].rstrip("\n").split("\n")
+                me = lines[0].split()
+                actions = int(lines[2].split()[1])
+                cards = lines[4 + actions :]
+                assert len(me) == (4 if version == "1.5" else 5)
+                assert all(len(card.split()) == card_fields for card in cards)
+                ids = {card.split()[1] for card in cards}
+                assert detect_version(lines) == version
+                deck_building = index < building
+                assert (me[1] == "0") == deck_building
+                assert (ids == {"-1"}) == deck_building
+                if deck_building:
+                    assert len(cards) == (120 if version == "1.5" else 3)
+                else:
+                    first_mana.setdefault(turn["player"], int(me[1]))
+            assert all(mana == player + 1 for player, mana in first_mana.items())

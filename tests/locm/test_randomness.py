@@ -16,7 +16,7 @@ from cardarena.locm.engine.javarandom import JavaRandom, parse_java_int, parse_j
 from cardarena.locm.engine.params import resolve_parameters
 from cardarena.locm.engine.rules import ruleset
 from cardarena.locm.engine.text import offered_card_line
-from tests.conftest import shared_path
+from tests.conftest import spec_path
 
 
 def test_java_random_sequences() -> None:
@@ -96,7 +96,7 @@ def test_1_0_league_pools() -> None:
 
 
 def test_generated_cards_seed_42_match_the_official_block() -> None:
-    spec = shared_path("spec", "locm-randomness.md").read_text(encoding="utf-8")
+    spec = spec_path("locm-randomness.md").read_text(encoding="utf-8")
     block = re.search(r"### 6\.8.*?```\n(.*?)```", spec, re.S)
     assert block is not None
     expected = [line.rstrip() for line in block.group(1).strip("\n").split("\n")]

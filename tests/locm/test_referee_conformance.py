@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from cardarena.locm.referee.game_loop import TimeControl, play_game
-from tests.conftest import shared_path
+from tests.conftest import conformance_games
 from tests.locm.bots import BOTS, PYTHON
 
 VERSIONS = ("1.0", "1.2", "1.5")
@@ -30,9 +30,7 @@ FULL = os.environ.get("LOCM_REFEREE_FULL_CONFORMANCE") == "1"
 
 
 def _sample(version: str) -> list[dict[str, Any]]:
-    path = shared_path("conformance", f"locm-{version}.jsonl")
-    with path.open(encoding="utf-8") as lines:
-        games = [json.loads(line) for line in lines]
+    games = conformance_games(version)
     if FULL:
         return games
     special = [game for game in games if game["end"] != "hp"]

@@ -277,7 +277,7 @@ try:
         say(f"READ {{len(file.read())}} bytes")
 except OSError as error:
     say(f"cannot read the database: {{error.strerror}}")
-for path in [{str(db)!r}, {str(db)!r} + "-lock", {str(db.parent / "pwned")!r}]:
+for path in [{str(db)!r}, {str(db)!r} + ".lock", {str(db.parent / "pwned")!r}]:
     try:
         with open(path, "ab") as file:
             file.write(b"PWNED")
@@ -465,3 +465,73 @@ def test_killing_the_sandbox_init_kills_every_descendant(tag: str) -> None:
 
     asyncio.run(scenario())
     # The tag fixture checks that all three sleepers are gone.
+
+
+VENV_BOT = """
+import runpy, sys
+import cardarena_marker  # installed only in the bot's virtual environment
+print(f"marker from {cardarena_marker.__file__}", file=sys.stderr, flush=True)
+runpy.run_path(sys.argv[1], run_name="__main__")
+"""
+
+
+def make_venv(where: Path) -> Path:
+    """A real virtual environment (no pip) with a marker module in its site-packages."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True,
+                   timeout=120)  # fmt: skip
+    python = where / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    Path(site, "cardarena_marker.py").write_text("MARK = 1\n")
+    return python
+
+
+def venv_bot_folder(tmp_path: Path) -> Path:
+    """The bot's own folder (the referee's working directory), apart from its venv."""
+    work = tmp_path / "work"
+    (work / "MyBot").mkdir(parents=True)
+    (work / "MyBot" / "play.py").write_text(VENV_BOT)
+    return work
+
+
+def test_a_bot_sees_its_whole_virtual_environment_under_tmp(tmp_path: Path) -> None:
+    python = make_venv(tmp_path / "venvs" / "bot")  # under /tmp, outside the bot's folder
+    work = venv_bot_folder(tmp_path)
+    bot = f"MyBot/play.py {ROOT / 'examples' / 'bots' / 'minimal_bot.py'}"
+    activated = {**os.environ, "PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}"}
+    for command, env in ((f"{python} {bot}", None), (f"python {bot}", activated)):
+        log = tmp_path / "game.json"
+        done = subprocess.run(
+            [*LOCM, "play", "-p1", command, "-p2", "builtin:pass", "--version", "1.5", "-d",
+             "seed=1", "--time-scale", "10", "-l", str(log)],
+            cwd=work, capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        assert done.stdout.splitlines()[:2] == ["1", "0"], done.stdout
+        bot_stderr = "".join(text or "" for text in json.loads(log.read_text())["errors"]["0"])
+        assert f"marker from {tmp_path / 'venvs' / 'bot' / 'lib'}" in bot_stderr, bot_stderr
+
+
+def test_a_virtual_environment_the_sandbox_cannot_show_is_named(tmp_path: Path) -> None:
+    if not Path("/dev/shm").is_dir() or not os.access("/dev/shm", os.W_OK):
+        pytest.skip("no writable /dev/shm to put a virtual environment in")
+    hidden = Path(f"/dev/shm/cardarena-test-venv-{os.getpid()}")
+    try:
+        python = make_venv(hidden)
+        work = venv_bot_folder(tmp_path)
+        command = f"{python} MyBot/play.py {ROOT / 'examples' / 'bots' / 'minimal_bot.py'}"
+        for args in (
+            ["play", "-p1", command, "-p2", "builtin:pass", "-d", "seed=1"],
+            ["tournament", "--bot", f"mine={command}", "--bot", "builtin:pass", "--games", "1",
+             "--db", str(tmp_path / "t.db"), "--quiet"],
+        ):  # fmt: skip
+            done = subprocess.run([*LOCM, *args], cwd=work, capture_output=True, text=True,
+                                  timeout=120)  # fmt: skip
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.startswith("locm: error: ") and done.stderr.count("\n") == 1
+            assert f"needs {hidden}, which the sandbox cannot show" in done.stderr, done.stderr
+        assert not (tmp_path / "t.db").exists()
+    finally:
+        subprocess.run(["rm", "-rf", str(hidden)], check=False)

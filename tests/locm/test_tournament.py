@@ -184,6 +184,68 @@ def test_database_refuses_other_settings(tmp_path: Path) -> None:
     assert len(rows(db)) == 2
 
 
+def test_a_refused_run_leaves_no_lock_file(tmp_path: Path) -> None:
+    pair = ["--bot", "builtin:pass", "--bot", "builtin:random", "--games", "1", "--quiet"]
+    made = tmp_path / "made"
+    made.mkdir()
+    db = made / "c.db"
+    assert locm("tournament", *pair, "--db", str(db)).returncode == 0
+    assert (made / "c.db.lock").exists() and not (made / "c.db-lock").exists()
+    # The database alone (copied elsewhere, or its lock file removed): a refused run
+    # creates nothing beside it.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "c.db").write_bytes(db.read_bytes())
+    refused = locm("tournament", *pair, "--db", str(elsewhere / "c.db"), "--seed", "2")
+    assert refused.returncode == 2 and "seed=1, not seed=2" in refused.stderr
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["c.db"]
+    garbage = elsewhere / "garbage.db"
+    garbage.write_bytes(b"not a database at all" * 100)
+    refused = locm("tournament", *pair, "--db", str(garbage))
+    assert refused.returncode == 2 and "not a tournament database" in refused.stderr
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["c.db", "garbage.db"]
+
+
+def test_ctrl_c_exits_at_once_and_keeps_every_finished_game(tmp_path: Path) -> None:
+    db = tmp_path / "interrupted.db"
+    tag = f"int-{os.getpid()}-{time.monotonic_ns()}"
+    args = [
+        "tournament", "--bot", "builtin:random", "--bot", f"honest={simple_bot('play', 0)} {tag}",
+        "--bot", "builtin:greedy", "--version", "1.5", "--games", "4", "--workers", "2",
+        "--db", str(db), "--quiet",
+    ]  # fmt: skip
+    total = 6 * 4
+    # Its own process group, as a terminal's foreground job: Ctrl-C signals the whole group.
+    process = subprocess.Popen(
+        [*LOCM, *args], stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and stored_games(db) < 2 and process.poll() is None:
+        time.sleep(0.05)
+    assert process.poll() is None, "the tournament ended before it could be interrupted"
+    before = set(rows(db))
+    started = time.monotonic()
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    took = time.monotonic() - started
+    assert process.returncode == 128 + signal.SIGINT, stderr
+    assert "interrupted by Ctrl-C" in stderr and "resume" in stderr
+    assert took < 3.0, f"Ctrl-C took {took:.2f} s to end the tournament"
+    kept = set(rows(db))
+    assert before <= kept  # every game stored before Ctrl-C is kept
+    assert [row for row in kept if row[5] == "referee"] == []  # no interrupted game stored
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    gone = time.monotonic() + 5  # a killed bot may take a moment to be reaped
+    while subprocess.run(["pgrep", "-f", tag], capture_output=True).returncode == 0:
+        assert time.monotonic() < gone, "bot processes survived the tournament"
+        time.sleep(0.05)
+    # The same command plays only the missing games and leaves the kept ones as they were.
+    resumed = locm(*args)
+    assert resumed.returncode == 0, resumed.stderr
+    assert kept <= set(rows(db)) and len(rows(db)) == total
+
+
 def test_sigterm_stops_the_bots_and_keeps_finished_games(tmp_path: Path) -> None:
     db = tmp_path / "term.db"
     tag = f"term-{os.getpid()}-{time.monotonic_ns()}"

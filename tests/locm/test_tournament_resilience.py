@@ -83,7 +83,7 @@ def test_kill_9_with_bot_processes_resumes_with_exact_counts(tmp_path: Path) -> 
         wait_for(lambda: count(db) >= 2 or process.poll() is not None, 120, "two stored games")
         assert process.poll() is None, "the tournament finished before it could be killed"
         # No worker holds the lock file: only the tournament process itself.
-        lock = str(db) + "-lock"
+        lock = str(db) + ".lock"
         workers = subprocess.run(
             ["pgrep", "-P", str(process.pid)], capture_output=True, text=True
         ).stdout.split()
@@ -230,7 +230,7 @@ def test_database_problems_are_one_line_errors_and_change_nothing(tmp_path: Path
     good = tmp_path / "good.db"
     assert locm("tournament", *PAIR, "--db", str(good)).returncode == 0
     # Owner-only files.
-    for path in (good, Path(f"{good}-lock")):
+    for path in (good, Path(f"{good}.lock")):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
     # Locked by a running tournament (this test holds the lock).
     with TournamentStore(str(good)):

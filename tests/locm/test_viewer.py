@@ -17,7 +17,6 @@ from cardarena.locm import ActionType
 from cardarena.locm.referee.replay import ReplayError
 from cardarena.locm.viewer.frames import build_frames
 from cardarena.locm.viewer.page import viewer_html
-from tests.conftest import shared_path
 from tests.locm.viewer_expect import (
     LOCM,
     Expected,
@@ -73,7 +72,7 @@ def test_frames_of_a_played_game_follow_the_engine(tmp_path: Path, version: str)
 
 @pytest.mark.parametrize("version", ["1.0", "1.2", "1.5"])
 def test_frames_of_a_recorded_official_game_follow_the_engine(version: str) -> None:
-    log = pick_recorded_game(shared_path("conformance", f"locm-{version}.jsonl"))
+    log = pick_recorded_game(version)
     check_frames(build_frames(log), expected_frames(log))
 
 
@@ -123,7 +122,7 @@ def test_view_command_writes_the_page_next_to_the_log(tmp_path: Path) -> None:
     ("make", "message"),
     [
         (lambda d: ["view", str(d / "missing.json")], "cannot read"),
-        (lambda d: ["view", str(d / "garbage.json")], "is not JSON"),
+        (lambda d: ["view", str(d / "garbage.json")], "is not a game log"),
         (lambda d: ["view", str(d / "tampered.json")], "does not replay"),
         (lambda d: ["view"], "give either"),
         (lambda d: ["view", "--db", str(d / "nothing.db"), "--game", "1"], "no tournament"),

@@ -1,7 +1,7 @@
 """The viewer page in a real headless Chromium: what a person sees equals the engine.
 
-For a recorded official game of each version (and a game played here, so that the
-check runs without ../shared), the page is stepped to given frames through the URL
+For a recorded official game of each version (tests/data/conformance) and a game
+played here, the page is stepped to given frames through the URL
 fragment and the keyboard; the health, mana, creatures and highlighted action it
 shows are compared with the engine's state at that frame (tests/locm/viewer_expect.py).
 """
@@ -16,7 +16,6 @@ import pytest
 
 from cardarena.locm import ActionType
 from cardarena.locm.viewer.page import viewer_html
-from tests.conftest import shared_path
 from tests.locm.viewer_expect import Expected, expected_frames, pick_recorded_game, played_log
 
 WAIT_MS = 30_000
@@ -142,7 +141,7 @@ def check_game(page: Any, path: Path, expected: list[Expected]) -> None:
 
 @pytest.mark.parametrize("version", ["1.0", "1.2", "1.5"])
 def test_recorded_game_shows_the_engine_state(page: Any, tmp_path: Path, version: str) -> None:
-    log = pick_recorded_game(shared_path("conformance", f"locm-{version}.jsonl"))
+    log = pick_recorded_game(version)
     check_game(page, write_page(tmp_path, log), expected_frames(log))
 
 

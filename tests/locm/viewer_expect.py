@@ -11,7 +11,6 @@ one after each executed action, one for the end.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from dataclasses import dataclass, replace
@@ -33,7 +32,7 @@ def locm(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
 
 def played_log(tmp_path: Path, version: str, p1: str = "builtin:greedy",
                p2: str = "builtin:random", seed: int = 7) -> Path:  # fmt: skip
-    """A log made by `locm play` between two bots: no ../shared needed."""
+    """A log made by `locm play` between two bots."""
     log = tmp_path / f"game-{version}.json"
     result = locm("play", "-p1", p1, "-p2", p2, "--version", version, "-d", f"seed={seed}",
                   "-l", str(log), "--no-sandbox")  # fmt: skip
@@ -91,7 +90,7 @@ def expected_frames(log: dict[str, Any]) -> list[Expected]:
 
 
 def conformance_log(game: dict[str, Any]) -> dict[str, Any]:
-    """A recorded official game (shared/conformance JSONL) as a GameResult log."""
+    """A recorded official game (tests/data/conformance) as a GameResult log."""
     outputs: dict[str, list[str | None]] = {"0": [None], "1": [None]}
     for turn in game["turns"]:
         player = turn["player"]
@@ -112,21 +111,21 @@ def conformance_log(game: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def pick_recorded_game(path: Path) -> dict[str, Any]:
-    """The first recorded game with a creature killed in an attack and an item used:
-    a game that exercises every kind of highlight."""
-    with path.open(encoding="utf-8") as lines:
-        for text in lines:
-            game = json.loads(text)
-            log = conformance_log(game)
-            frames = expected_frames(log)
-            kinds = {f.action.type for f in frames if f.action is not None}
-            kills = any(
-                f.action is not None and f.action.type == ActionType.ATTACK
-                and f.action.target != -1 and before.boards is not None and f.boards is not None
-                and len(f.boards[1 - (f.actor or 0)]) < len(before.boards[1 - (f.actor or 0)])
-                for before, f in pairwise(frames)
-            )  # fmt: skip
-            if kills and ActionType.USE in kinds and game.get("winner") is not None:
-                return log
-    raise AssertionError(f"no suitable game in {path}")
+def pick_recorded_game(version: str) -> dict[str, Any]:
+    """The first recorded game of ``version`` with a creature killed in an attack and an
+    item used: a game that exercises every kind of highlight."""
+    from tests.conftest import conformance_games
+
+    for game in conformance_games(version):
+        log = conformance_log(game)
+        frames = expected_frames(log)
+        kinds = {f.action.type for f in frames if f.action is not None}
+        kills = any(
+            f.action is not None and f.action.type == ActionType.ATTACK
+            and f.action.target != -1 and before.boards is not None and f.boards is not None
+            and len(f.boards[1 - (f.actor or 0)]) < len(before.boards[1 - (f.actor or 0)])
+            for before, f in pairwise(frames)
+        )  # fmt: skip
+        if kills and ActionType.USE in kinds and game.get("winner") is not None:
+            return log
+    raise AssertionError(f"no suitable recorded {version} game")

@@ -43,7 +43,7 @@ def test_discard_kinds_and_timeouts_under_overload(tmp_path: Path) -> None:
         assert store.discard(("referee",)) == 1
         assert store.discard(("crash", "referee"), timeouts_above_load=1.0) == 2
         assert sorted(store.done_keys()) == ["bad", "ok", "slow"]
-    for suffix in ("", "-lock"):
+    for suffix in ("", ".lock"):
         assert stat.S_IMODE(Path(f"{db}{suffix}").stat().st_mode) == 0o600
 
 

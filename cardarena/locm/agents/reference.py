@@ -68,6 +68,8 @@ def _is_path(target: str) -> bool:
 def _load_module(spec: str, target: str) -> ModuleType:
     if _is_path(target):
         path = Path(target).expanduser().resolve()
+        if path.is_dir():
+            raise AgentReferenceError(f"{spec!r}: {target} is a directory, not a Python file")
         if not path.is_file():
             raise AgentReferenceError(f"{spec!r}: no such file {target}")
         # One module per file, under a name that cannot clash with an installed module.

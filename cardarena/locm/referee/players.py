@@ -176,6 +176,14 @@ class ProcessPlayer:
         if check_command(command):
             command = "exec " + command  # no shell process left in between
         self.sandboxed = self.sandbox and sandboxing.available()
+        if self.sandboxed:
+            unseen = sandboxing.unseen_paths(self.command)
+            if unseen:  # the bot would run, but on the bare base interpreter: say so now
+                raise StartError(
+                    f"bot command {self.command!r} needs {unseen[0]}, which the sandbox cannot "
+                    "show (it replaces /tmp, /run and /dev with empty ones): move that "
+                    "environment elsewhere (e.g. under /tmp/NAME or your home) or use --no-sandbox"
+                )
         pipe = asyncio.subprocess.PIPE
         try:
             if self.sandboxed:

@@ -24,16 +24,31 @@ class ReplayError(ValueError):
     """The log cannot be replayed (not a GameResult, no parameters, unknown version)."""
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
 def load_log(path: str | Path) -> dict[str, Any]:
+    """A GameResult log read from ``path``; every problem is a one-line ReplayError
+    that names the file."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        with open(path, "rb") as handle:
+            raw = handle.read()
     except OSError as error:
         raise ReplayError(f"cannot read {path}: {error.strerror}") from None
+    not_a_log = f"{path} is not a game log (a GameResult JSON file)"
+    if raw.startswith(SQLITE_HEADER):
+        raise ReplayError(
+            f"{not_a_log}: it is an SQLite database (a tournament's games: "
+            f"locm view --db {path} --game N)"
+        )
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ReplayError(f"{not_a_log}: it is binary, not UTF-8 text") from None
     except json.JSONDecodeError as error:
-        raise ReplayError(f"{path} is not JSON: {error}") from None
+        raise ReplayError(f"{not_a_log}: invalid JSON ({error})") from None
     if not isinstance(data, dict) or "outputs" not in data:
-        raise ReplayError(f"{path} is not a GameResult log (no 'outputs')")
+        raise ReplayError(f"{not_a_log}: JSON without 'outputs'")
     return data
 
 

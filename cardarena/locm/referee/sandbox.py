@@ -87,11 +87,65 @@ def _prelude(limits: Limits) -> str:
     )
 
 
-def _host_tmp_dirs(command: str, cwd: str) -> list[str]:
-    """Directories under the host's /tmp that the command names (and the cwd if there).
+HIDDEN_ROOTS = ("/tmp", "/run", "/dev")
+"""Where the sandbox mounts fresh, empty file systems over the host's (``/dev`` gets only
+the standard devices, and an empty ``/dev/shm``)."""
+
+
+def _hidden(path: str) -> bool:
+    return any(path == root or path.startswith(root + "/") for root in HIDDEN_ROOTS)
+
+
+def _prefix(bin_dir: str) -> str:
+    """The installation a ``bin`` folder belongs to (its parent), else the folder itself."""
+    return os.path.dirname(bin_dir) if os.path.basename(bin_dir) == "bin" else bin_dir
+
+
+def _venv_home(config: str) -> str | None:
+    """The ``home`` (the base interpreter's folder) of a ``pyvenv.cfg``."""
+    try:
+        with open(config, encoding="utf-8", errors="replace") as file:
+            for line in file:
+                key, sep, value = line.partition("=")
+                if sep and key.strip() == "home" and value.strip():
+                    return os.path.abspath(value.strip())
+    except OSError:
+        pass
+    return None
+
+
+def environment_roots(program: str) -> list[str]:
+    """What an interpreter needs besides its own folder: the root of its virtual environment
+    (the folder of the ``pyvenv.cfg`` next to or above it, whose site-packages Python only
+    uses if it finds that file), the base installation that environment was made from
+    (``home``), and the installation a symlinked program really lives in."""
+    roots: list[str] = []
+    named = os.path.abspath(program)
+    real = os.path.realpath(program)
+    for executable in dict.fromkeys((named, real)):
+        folder = os.path.dirname(executable)
+        for candidate in (folder, os.path.dirname(folder)):
+            config = os.path.join(candidate, "pyvenv.cfg")
+            if os.path.isfile(config):
+                roots.append(candidate)
+                home = _venv_home(config)
+                if home is not None:
+                    roots.append(_prefix(home))
+                break
+    if real != named:
+        roots.append(_prefix(os.path.dirname(real)))
+    return roots
+
+
+def _needed_paths(command: str, cwd: str) -> tuple[list[str], list[str]]:
+    """(directories under the host's /tmp to show read-only, needed paths it cannot show).
 
     The private /tmp hides the host's; a bot installed under /tmp (``python3
-    /tmp/x/bot.py``) must still be found, so these come back read-only.
+    /tmp/x/bot.py``) must still be found, and so must the whole environment of an
+    interpreter it names (``/tmp/venvs/bot/bin/python``: the virtual environment's root,
+    with its ``pyvenv.cfg`` and site-packages), so these come back read-only. An
+    interpreter environment in a place the sandbox cannot show (all of /tmp, /run,
+    /dev/shm) is reported instead: the bot would silently run without it.
     """
     try:
         words = shlex.split(command)
@@ -100,18 +154,46 @@ def _host_tmp_dirs(command: str, cwd: str) -> list[str]:
     candidates = [cwd]
     for word in words:
         candidates += [word, word.partition("=")[2]]
-    found: set[str] = set()
+    program = next((w for w in words if w != "exec" and "=" not in w), "")
+    if program and "/" not in program:
+        found_program = shutil.which(program)
+        if found_program is not None:  # on the PATH, e.g. an activated virtual environment
+            candidates.append(found_program)
+    shown: set[str] = set()
+    environments: list[str] = []
     for candidate in candidates:
         if not candidate:
             continue
         path = os.path.abspath(os.path.join(cwd, candidate))
-        if not (path == "/tmp" or path.startswith("/tmp/")) or not os.path.exists(path):
+        if not os.path.exists(path):
             continue
-        if not os.path.isdir(path) and os.path.dirname(path) != "/tmp":
-            path = os.path.dirname(path)  # its directory: a script's own modules, data
-        found.add(path)
-    found.discard("/tmp")  # all of the host's /tmp would defeat the private one
-    return sorted(found, key=lambda p: (p.count("/"), p))
+        if not os.path.isdir(path):
+            environments += environment_roots(path)
+            if os.path.dirname(path) != "/tmp":
+                path = os.path.dirname(path)  # its directory: a script's own modules, data
+        if path == "/tmp" or path.startswith("/tmp/"):
+            shown.add(path)
+    unseen: list[str] = []
+    for root in environments:
+        if root.startswith("/tmp/"):
+            shown.add(root)
+        elif _hidden(root) and root not in unseen:
+            unseen.append(root)
+    shown.discard("/tmp")  # all of the host's /tmp would defeat the private one
+    # A folder inside another shown one needs no mount of its own.
+    ordered = sorted(shown, key=lambda p: (p.count("/"), p))
+    kept = [p for p in ordered if not any(p.startswith(q + "/") for q in ordered if q != p)]
+    return kept, unseen
+
+
+def _host_tmp_dirs(command: str, cwd: str) -> list[str]:
+    """Directories under the host's /tmp that the command needs (see :func:`_needed_paths`)."""
+    return _needed_paths(command, cwd)[0]
+
+
+def unseen_paths(command: str, cwd: str | None = None) -> list[str]:
+    """Interpreter environments the command needs that the sandbox cannot show."""
+    return _needed_paths(command, os.path.abspath(cwd or os.getcwd()))[1]
 
 
 def wrap(
