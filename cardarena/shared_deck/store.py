@@ -17,8 +17,10 @@ import json
 import os
 import re
 import secrets
+import shutil
 import sqlite3
 import stat
+import tempfile
 import urllib.parse
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -163,8 +165,28 @@ def check_database(path: str | Path) -> None:
         raise DatabaseRefused(f"database {path} cannot be read: {error.strerror}") from None
     if header != SQLITE_HEADER:
         raise DatabaseRefused(f"database {path} is not a SQLite database; nothing was changed")
-    options = "mode=ro" if Path(f"{path}-wal").exists() else "mode=ro&immutable=1"
-    uri = f"file:{urllib.parse.quote(str(path))}?{options}"
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    try:
+        if wal.exists() and not shm.exists():
+            # Reading a write-ahead log needs its shared-memory index, which SQLite would
+            # create beside the file even read-only: read a copy of both instead.
+            with tempfile.TemporaryDirectory(prefix="shared-deck-check-") as folder:
+                copy = Path(folder) / "check.db"
+                shutil.copyfile(path, copy)
+                shutil.copyfile(wal, f"{copy}-wal")
+                _check_schema(copy, "mode=ro", path)
+        else:
+            # With a live log (its -shm beside it), read through it; without one, the file
+            # is the whole database and ``immutable=1`` reads it without any side file.
+            _check_schema(path, "mode=ro" if wal.exists() else "mode=ro&immutable=1", path)
+    except OSError as error:
+        raise DatabaseRefused(f"database {path} cannot be read: {error.strerror}") from None
+
+
+def _check_schema(file: Path, options: str, path: Path) -> None:
+    """Open ``file`` read-only with the URI ``options`` and check its tables (``path`` is the
+    database as the user named it, for the message)."""
+    uri = f"file:{urllib.parse.quote(str(file))}?{options}"
     try:
         with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=30.0)) as connection:
             _check_tables(connection, path)

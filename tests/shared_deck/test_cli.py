@@ -254,6 +254,39 @@ def test_every_command_refuses_a_file_that_is_not_its_own_and_leaves_it_untouche
         assert [p.name for p in work.iterdir()] == ["c1.db"], command  # no lock, no -wal
 
 
+@pytest.mark.parametrize("live", [True, False], ids=["open-elsewhere", "log-without-index"])
+def test_a_foreign_database_with_a_write_ahead_log_gets_no_side_file(
+    tmp_path: Path, live: bool
+) -> None:
+    """A LOCM tournament's database in WAL mode, in use by its tournament (log and index
+    beside it), or copied with its log alone: refused, and nothing appears beside it."""
+    origin = tmp_path / "origin.db"
+    writer = sqlite3.connect(origin)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    writer.execute("CREATE TABLE games (key TEXT PRIMARY KEY)")
+    writer.commit()  # the tables are in the log only: the main file alone shows none
+    work = tmp_path / "work"
+    work.mkdir()
+    db = work / "c1.db"
+    try:
+        if live:
+            db, work = origin, tmp_path
+        else:
+            db.write_bytes(origin.read_bytes())
+            Path(f"{db}-wal").write_bytes(Path(f"{origin}-wal").read_bytes())
+        files = sorted(p.name for p in work.iterdir())
+        content = {name: (work / name).read_bytes() for name in files if name.endswith(".db")}
+        for command in (["results"], ["serve", "--port", "0"]):
+            result = run_cli(*command, "--db", str(db))
+            assert result.returncode == 2, result.stderr
+            assert "is a LOCM tournament database" in result.stderr
+            assert sorted(p.name for p in work.iterdir()) == files, command
+            assert {name: (work / name).read_bytes() for name in content} == content
+    finally:
+        writer.close()
+
+
 @pytest.mark.parametrize(
     "command", [["results"], ["add-player", "zed"], ["match", "1"], ["serve", "--port", "0"]]
 )
