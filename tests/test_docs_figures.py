@@ -16,9 +16,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-# docs/shared-deck.md belongs to the Shared Deck work, rewritten on another branch: it is
-# checked once that is merged.
-PAGES = [page for page in PAGES if page.name != "shared-deck.md"]
 NUMBER = r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:\s*[–-]\s*\d[\d,]*(?:\.\d+)?)?"
 FIGURE = re.compile(
     rf"{NUMBER}\s*k?\s*(?:games|steps|actions|commands|pages)/s\b"
