@@ -109,6 +109,14 @@ def tag() -> Iterator[str]:
     assert left == [], "bot processes outlived the game"
 
 
+@pytest.fixture
+def system_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python3`` found outside /tmp: an interpreter environment under /tmp (say the test
+    run's own venv) would be bound too, which other tests cover."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+
+
+@pytest.mark.usefixtures("system_python")
 def test_wrap_keeps_the_cwd_and_the_bot_files_under_the_host_tmp(tmp_path: Path) -> None:
     (tmp_path / "bot.py").write_text("")
     argv = sandbox.wrap(f"python3 {tmp_path / 'bot.py'} --log=/tmp", cwd="/work")
@@ -118,6 +126,7 @@ def test_wrap_keeps_the_cwd_and_the_bot_files_under_the_host_tmp(tmp_path: Path)
     assert argv[-1] == f"python3 {tmp_path / 'bot.py'} --log=/tmp"
 
 
+@pytest.mark.usefixtures("system_python")
 def test_a_bot_file_right_in_tmp_is_bound_alone() -> None:
     argv = sandbox.wrap("python3 /tmp", cwd="/")
     assert [argv[i + 1] for i, word in enumerate(argv) if word == "--ro-bind"] == ["/"]
