@@ -130,11 +130,14 @@ def test_wrap_keeps_the_cwd_and_the_bot_files_under_the_host_tmp(tmp_path: Path)
 def test_a_bot_file_right_in_tmp_is_bound_alone() -> None:
     argv = sandbox.wrap("python3 /tmp", cwd="/")
     assert [argv[i + 1] for i, word in enumerate(argv) if word == "--ro-bind"] == ["/"]
-    own = Path(__file__)  # any existing file stands in: only its path matters
-    if own.parent == Path("/tmp"):
-        pytest.skip("the test file itself is in /tmp")
+    # Any existing file outside /tmp stands in (only its path matters): the standard
+    # library's, not this test file, which a checkout under /tmp would put in /tmp (a link
+    # into /tmp also shows the folder it points into, or the bot could not be found).
+    target = Path(os.__file__).resolve()
+    if Path("/tmp") in target.parents:
+        pytest.skip("the standard library itself is under /tmp")
     link = Path("/tmp") / f"cardarena-test-{os.getpid()}.py"
-    link.symlink_to(own)
+    link.symlink_to(target)
     try:
         argv = sandbox.wrap(f"python3 {link}", cwd="/")
     finally:
