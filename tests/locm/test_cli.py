@@ -255,3 +255,30 @@ def test_interrupting_the_referee_leaves_no_process(signum: int, status: int, ta
     assert referee.returncode == status
     assert "Traceback" not in err and len(err.splitlines()) == 1
     assert tagged_processes(tag) == []
+
+
+def test_locm_agents_lists_every_built_in_once_as_the_docs_show() -> None:
+    from cardarena.locm.agents import AGENT_VERSIONS, BUILTIN_AGENTS, check_agent_version
+
+    done = locm("agents")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert sorted(line.split()[0] for line in lines) == sorted(BUILTIN_AGENTS)
+    for line in lines:  # the versions column is what the agent really accepts
+        name, versions = line.split()[:2]
+        assert versions.split("/") == list(AGENT_VERSIONS.get(name, ("1.0", "1.2", "1.5")))
+        for version in ("1.0", "1.2", "1.5"):
+            if version in versions.split("/"):
+                check_agent_version(name, version)
+            else:
+                with pytest.raises(ValueError, match="plays LOCM"):
+                    check_agent_version(name, version)
+    doc = (Path(__file__).parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")
+    assert "\n".join(lines) in doc
+
+
+def test_a_versioned_agent_plays_through_the_referee() -> None:
+    done = locm("play", "-p1", "builtin:search-v1", "-p2", "builtin:greedy", "--version", "1.2",
+                "-d", "seed=4", "--time-scale", "4")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.splitlines()[:2]) == ["0", "1"]

@@ -1,8 +1,10 @@
 """Built-in LOCM agents. An agent picks one legal action for the player to act.
 
 :data:`BUILTIN_AGENTS` maps the names the command line accepts (``builtin:<name>``)
-to agent factories taking a seed. :func:`make_agent` also takes a researcher's agent
-by reference, ``python:MODULE:FACTORY`` (see :mod:`.reference`).
+to agent factories taking a seed. Agents are versioned: ``search-v1`` and ``learned-v1``
+keep playing as they were published, so that results quoted with them stay reproducible,
+while the plain names always name the strongest version. :func:`make_agent` also takes a
+researcher's agent by reference, ``python:MODULE:FACTORY`` (see :mod:`.reference`).
 """
 
 from collections.abc import Callable
@@ -28,10 +30,28 @@ BUILTIN_AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "greedy": GreedyAgent,
     "search": SearchAgent,
     "learned": _learned,
+    # Published versions, frozen: when a plain name gets a stronger agent, its present
+    # code stays here under the versioned name.
+    "search-v1": SearchAgent,
+    "learned-v1": _learned,
 }
 
+AGENT_DESCRIPTIONS: dict[str, str] = {
+    "random": "uniformly random legal actions and deck choices: the baseline",
+    "pass": "always passes in battle; builds the balanced scored deck",
+    "greedy": "one action at a time, the best-scoring position next; lethal when it sees it",
+    "search": "plans whole turns within the official time limits (today: search-v1)",
+    "learned": "a battle network trained with MaskablePPO, numpy only (today: learned-v1)",
+    "search-v1": "the search agent as first published: turn planning, sampled replies",
+    "learned-v1": "the learned agent as first published",
+}
+"""One line per built-in agent, for ``locm agents``."""
 
-AGENT_VERSIONS: dict[str, tuple[str, ...]] = {"learned": ("1.2", "1.5")}
+
+AGENT_VERSIONS: dict[str, tuple[str, ...]] = {
+    "learned": ("1.2", "1.5"),
+    "learned-v1": ("1.2", "1.5"),
+}
 """The built-in agents that play only some versions (the others play all three)."""
 
 
@@ -68,6 +88,7 @@ def make_agent(name: str, seed: int | None = None) -> Agent:
 
 
 __all__ = [
+    "AGENT_DESCRIPTIONS",
     "AGENT_VERSIONS",
     "BUILTIN_AGENTS",
     "Agent",

@@ -1,7 +1,7 @@
 """The ``locm`` command line: a module per command group.
 
 :mod:`.main` (the parser, ``demo``, ``play``, ``replay``, ``generate``),
-:mod:`.tournament` (``tournament``, ``report``), :mod:`.bot` (``bot``: an agent as a
+:mod:`.tournament` (``tournament``, ``report``), :mod:`.bot` (``agents``, and ``bot``: an agent as a
 bot process) and :mod:`.viewer` (``view``, ``serve``).
 """
 

@@ -163,12 +163,27 @@ def _cmd_bot(args: argparse.Namespace) -> int:
     return run_bot(args.name, args.seed, args.version, args.time_scale)
 
 
+def _cmd_agents(args: argparse.Namespace) -> int:
+    from ..agents import AGENT_DESCRIPTIONS, AGENT_VERSIONS
+
+    width = max(map(len, AGENT_DESCRIPTIONS))
+    for name, text in AGENT_DESCRIPTIONS.items():
+        versions = AGENT_VERSIONS.get(name, VERSIONS)
+        print(f"{name:<{width}}  {'/'.join(versions):<11}  {text}")
+    return 0
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``bot`` to the ``locm`` command line."""
+    """Add ``agents`` and ``bot`` to the ``locm`` command line."""
     from ..agents import BUILTIN_AGENTS
 
+    agents = commands.add_parser(
+        "agents",
+        help="list the built-in agents, one line each (builtin:NAME, locm bot NAME)",
+        description="The built-in agents: name, the LOCM versions it plays, what it does. "
+        "Versioned names (search-v1) keep playing as published; plain names are the strongest.",
+    )
+    agents.set_defaults(run=_cmd_agents)
     bot = commands.add_parser(
         "bot",
         help="run a built-in agent (or python: reference) as a bot process (stdin/stdout, the "
