@@ -282,3 +282,45 @@ def test_a_versioned_agent_plays_through_the_referee() -> None:
                 "-d", "seed=4", "--time-scale", "4")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert sorted(done.stdout.splitlines()[:2]) == ["0", "1"]
+
+
+SLOW_AGENT = """
+import time
+from cardarena.locm.agents import GreedyAgent
+
+
+class Slow(GreedyAgent):
+    # computes for 0.3 s of CPU at the start of each of its battle turns from the third on
+    def act(self, state):
+        if state.phase.name == "BATTLE" and state.turn >= 4 and state.turn != self.seen:
+            self.seen = state.turn
+            end = time.process_time() + 0.3
+            while time.process_time() < end:
+                pass
+        return super().act(state)
+
+
+def make(seed):
+    agent = Slow(seed)
+    agent.seen = -1
+    return agent
+"""
+
+
+def test_an_in_process_agent_over_the_limit_loses_on_time_like_a_bot(tmp_path: Path) -> None:
+    """The official clock holds for built-in and python: agents too (the turn's thinking
+    against the scaled limit); --time-scale and --no-time-limit apply."""
+    (tmp_path / "slow_agent.py").write_text(SLOW_AGENT)
+    agent = f"python:{tmp_path / 'slow_agent.py'}:make"
+    log = tmp_path / "game.json"
+    base = ["play", "-p1", agent, "-p2", "builtin:random", "--version", "1.2", "-d", "seed=1"]
+    late = locm(*base, "-l", str(log))
+    assert late.returncode == 0, late.stderr
+    assert late.stdout.splitlines()[:2] == ["-1", "0"]  # as for a bot process that times out
+    game = json.loads(log.read_text())
+    assert any("$0 timeout!" in line for line in game["summaries"])
+    assert any("over the 200 ms limit" in text for text in game["errors"]["0"] if text)
+    for option in (["--time-scale", "5"], ["--no-time-limit"]):
+        in_time = locm(*base, *option)
+        assert in_time.returncode == 0, in_time.stderr
+        assert in_time.stdout.splitlines()[0] != "-1", option

@@ -20,6 +20,7 @@ import os
 import shlex
 import shutil
 import signal
+import time
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -399,9 +400,12 @@ class InProcessPlayer:
 
     It plays whole turns: in battle it applies its actions to a clone until it
     picks PASS and answers them as one ``;``-separated line; in deck building it
-    answers ``PICK i`` (1.0/1.2) or 30 ``CHOOSE id`` (1.5). It is trusted to be
-    quick: its time is not limited. An agent that raises (a researcher's agent given
-    by reference) gives no answer, like a crashed bot, and its error is its stderr.
+    answers ``PICK i`` (1.0/1.2) or 30 ``CHOOSE id`` (1.5). It keeps the official clock
+    like a bot process: the wall time of its whole turn's thinking, from being handed the
+    state to having the answer, is compared with the turn's scaled limit, and an answer
+    over it is no answer, a timeout (reported like a bot process's, overloaded machine
+    included). An agent that raises (a researcher's agent given by reference) gives no
+    answer, like a crashed bot, and its error is its stderr.
     """
 
     def __init__(self, agent: Agent, name: str | None = None) -> None:
@@ -409,18 +413,27 @@ class InProcessPlayer:
         self.name = name or f"builtin:{agent.name}"
         self._answer: str | None = None
         self._stderr: str | None = None
+        self._thinking_s = 0.0
 
     async def start(self) -> None:
         return None
 
     async def send(self, text: str, state: State, player: int) -> None:
+        started = time.perf_counter()
         try:
             self._answer = self._play(state, player)
         except Exception as error:  # the agent's bug loses its game, never the referee's
             self._answer = None
             self._stderr = f"{self.name} raised {type(error).__name__}: {error}\n"
+        self._thinking_s = time.perf_counter() - started
 
     async def receive(self, timeout_s: float | None) -> str | None:
+        if timeout_s is not None and self._thinking_s > timeout_s and self._answer is not None:
+            self._stderr = (
+                f"{self.name} answered after {self._thinking_s * 1000:.0f} ms, over the "
+                f"{timeout_s * 1000:.0f} ms limit of this turn: a timeout\n"
+            )
+            return None
         return self._answer
 
     def take_stderr(self) -> str | None:
