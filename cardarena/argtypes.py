@@ -45,12 +45,8 @@ def one_of(values: tuple[int, ...], message: str) -> Callable[[str], int]:
     return parse
 
 
-def count(text: str) -> int:
-    """A whole number of at least 1 (games, cards, a game's number)."""
-    value = integer(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
+count = int_in(1)
+"""A whole number of at least 1 (games, cards, a game's number)."""
 
 
 def port(text: str) -> int:

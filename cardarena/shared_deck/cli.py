@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from ..argtypes import int_in, number_at_least, port, positive_number
+from ..argtypes import count, int_in, number_at_least, port, positive_number
 from .bots import STRATEGIES, run_bot
 from .client import Reconnect, ServerError
 from .results import (
@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(serve)
     serve.add_argument("--create", action="store_true", help="create the database if missing")
     serve.add_argument("--turn-seconds", type=_turn_seconds, default=1.0)
-    serve.add_argument("--turns-per-match", type=int_in(1), default=DEFAULT_RULES.turns_per_match)
+    serve.add_argument("--turns-per-match", type=count, default=DEFAULT_RULES.turns_per_match)
     serve.add_argument("--seed", type=int, help="base seed of the tournaments' decks")
     serve.add_argument("--init-hp", type=int, default=DEFAULT_RULES.init_hp, help="must be even")
     serve.add_argument("--deck-size", type=int_in(1, MAX_CARD_ID), default=DEFAULT_RULES.deck_size)
@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--hand-limit", type=int_in(0), default=DEFAULT_RULES.hand_limit)
     serve.add_argument(
         "--command-budget",
-        type=int_in(1),
+        type=count,
         default=ServerConfig.command_budget,
         help="commands per player per turn before ERR 953",
     )
@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="start a tournament only while this many of its players are logged in (0: always)",
     )
     serve.add_argument(
-        "--tournaments", type=int_in(1), help="stop (exit 0) after this many stored tournaments"
+        "--tournaments", type=count, help="stop (exit 0) after this many stored tournaments"
     )
     serve.add_argument(
         "--http-port",
@@ -121,29 +121,29 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--http-host", help="where the dashboard listens (default: --host)")
     serve.add_argument(
         "--write-attempts",
-        type=int_in(1),
+        type=count,
         default=ServerConfig.write_attempts,
         help="tries of a failing database write before the server stops",
     )
     serve.add_argument(
         "--max-connections",
-        type=int_in(1),
+        type=count,
         help=f"open connections at most (default {DEFAULT_MAX_CONNECTIONS}, or fewer to fit"
         " below the descriptor limit)",
     )
     serve.add_argument(
-        "--login-threads", type=int_in(1), default=ServerConfig.login_threads,
+        "--login-threads", type=count, default=ServerConfig.login_threads,
         help="threads checking secrets",
     )  # fmt: skip
     serve.add_argument(
         "--login-checks-per-address",
-        type=int_in(1),
+        type=count,
         default=ServerConfig.login_checks_per_address,
         help="secret checks waiting or running per client address; more are refused",
     )
     serve.add_argument(
         "--max-unread-bytes",
-        type=int_in(1),
+        type=count,
         default=ServerConfig.max_unread_bytes,
         help="answers a client may leave unread before it is disconnected",
     )
@@ -160,11 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
     form.add_argument("--json", action="store_true", help="as JSON")
     form.add_argument("--csv", action="store_true", help="as CSV")
     which = results.add_mutually_exclusive_group()
-    which.add_argument("--tournament", type=int_in(1), help="one tournament and its matches")
-    which.add_argument("--match", type=int_in(1), help="one match, turn by turn")
+    which.add_argument("--tournament", type=count, help="one tournament and its matches")
+    which.add_argument("--match", type=count, help="one match, turn by turn")
 
     match = commands.add_parser("match", help="print one stored match, turn by turn")
-    match.add_argument("id", type=int_in(1))
+    match.add_argument("id", type=count)
     _add_db(match)
     match.add_argument("--json", action="store_true", help="as JSON")
 
@@ -179,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     bot.add_argument("--host", default="127.0.0.1")
     bot.add_argument("--port", type=port, default=7000)
     bot.add_argument("--seed", type=int)
-    bot.add_argument("--turns", type=int_in(1), help="stop after this many turns")
+    bot.add_argument("--turns", type=count, help="stop after this many turns")
     bot.add_argument(
         "--reconnect-attempts",
         type=int_in(0),
@@ -194,9 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     demo = commands.add_parser("demo", help="a local server, four bots, two short tournaments")
-    demo.add_argument("--tournaments", type=int_in(1), default=2)
+    demo.add_argument("--tournaments", type=count, default=2)
     demo.add_argument("--turn-seconds", type=_turn_seconds, default=0.1)
-    demo.add_argument("--turns-per-match", type=int_in(1), default=30)
+    demo.add_argument("--turns-per-match", type=count, default=30)
     demo.add_argument("--seed", type=int, default=1)
     return parser
 
