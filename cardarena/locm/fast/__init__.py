@@ -1,0 +1,21 @@
+"""The compiled batch engine of LOCM: N games at once over arrays, the reference rules.
+
+Needs the ``fast`` extra (numba): ``pip install "cardarena[fast]"``. The array
+layout (:mod:`.layout`) is plain constants and imports without it.
+"""
+
+from __future__ import annotations
+
+INSTALL_HINT = 'the fast engine needs numba: pip install "cardarena[fast]"'
+
+
+class FastEngineUnavailable(ImportError):
+    """numba is not installed: the message says in one line how to get it."""
+
+
+def require_numba() -> None:
+    """Raise :class:`FastEngineUnavailable` (one line) when numba cannot be imported."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        raise FastEngineUnavailable(INSTALL_HINT) from None
