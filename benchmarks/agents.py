@@ -1,7 +1,12 @@
 """Win rates of the built-in agents against each other, games run in parallel.
 
-    python benchmarks/agents.py              # greedy vs random, search vs greedy, 200 games each
+    python benchmarks/agents.py --json                   # every pair of built-ins, LOCM 1.5
+    python benchmarks/agents.py --agents search,search-v1,greedy --version 1.2 --version 1.5
     python benchmarks/agents.py --pair search,greedy --games 40 --version 1.5
+
+Without ``--pair``, every pair of the built-in agents (``--agents``, default all of
+them, new and versioned) plays, in each ``--version``; an agent that does not play a
+version (``learned`` in 1.0) sits that version out.
 
 Each pairing plays ``--games`` games, half with each agent as player 0; game ``i``
 uses seed ``base + i // 2`` so both seats see the same cards. Agents play
@@ -17,21 +22,11 @@ import json
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
-from statistics import NormalDist
+from itertools import combinations
 
-from cardarena.locm.agents import make_agent
+from cardarena.locm.agents import AGENT_VERSIONS, BUILTIN_AGENTS, make_agent
 from cardarena.locm.engine.state import ActionType, Phase, State
-
-Z95 = NormalDist().inv_cdf(0.975)
-
-
-def wilson(successes: float, n: int) -> tuple[float, float]:
-    if n == 0:
-        return (0.0, 1.0)
-    p = successes / n
-    centre = (p + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
-    half = Z95 * ((p * (1 - p) / n + Z95**2 / (4 * n * n)) ** 0.5) / (1 + Z95**2 / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
+from cardarena.tournaments.report.model import wilson_interval
 
 
 def play(task: tuple[str, str, str, int, float]) -> dict[str, object]:
@@ -102,12 +97,13 @@ def measure(
             turn_count[name] += result["turn_count"][seat]  # type: ignore[index]
             over[name] += result["over_limit"][seat]  # type: ignore[index]
     score = wins + draws / 2
-    low, high = wilson(score, games)
+    low, high = wilson_interval(score, games)
     return {
         "pair": f"{a} vs {b}",
         "version": version,
         "games": games,
         "wins": wins,
+        "losses": games - wins - draws,
         "draws": draws,
         "win_rate": score / games,
         "ci95": [low, high],
@@ -123,10 +119,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--pair", action="append", metavar="A,B",
-        help="built-in agent A against built-in agent B; repeat for more pairings (default: "
-        "greedy,random and search,greedy, the two pairings reported in docs/agents.md)",
+        help="built-in agent A against built-in agent B; repeat for more pairings "
+        "(default: every pair of --agents)",
     )  # fmt: skip
-    parser.add_argument("--version", default="1.5", help="LOCM version (default 1.5)")
+    parser.add_argument(
+        "--agents", metavar="A,B,...", default=",".join(BUILTIN_AGENTS),
+        help="the built-in agents whose every pair plays (default: all of them)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--version", action="append", choices=("1.0", "1.2", "1.5"),
+        help="LOCM version; repeat for several (default 1.5)",
+    )  # fmt: skip
     parser.add_argument(
         "--games", type=int, default=200, help="games per pairing, half in each seat (default 200)"
     )
@@ -141,17 +144,21 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
-    pairs = (
-        [tuple(p.split(",", 1)) for p in args.pair]
-        if args.pair
-        else [
-            ("greedy", "random"),
-            ("search", "greedy"),
-        ]
-    )
+    versions = args.version or ["1.5"]
+    if args.pair:
+        pairs = [tuple(p.split(",", 1)) for p in args.pair]
+        if any(len(pair) != 2 for pair in pairs):
+            parser.error("--pair takes two agents separated by a comma, e.g. search,greedy")
+    else:
+        pairs = list(combinations(args.agents.split(","), 2))
+    for name in {name for pair in pairs for name in pair}:
+        if name not in BUILTIN_AGENTS:
+            parser.error(f"unknown built-in agent {name!r}; known: {', '.join(BUILTIN_AGENTS)}")
     out = []
-    for a, b in pairs:
-        result = measure(a, b, args.version, args.games, args.seed, args.workers, args.time_scale)
+    for version, (a, b) in ((v, pair) for v in versions for pair in pairs):
+        if any(version not in AGENT_VERSIONS.get(name, (version,)) for name in (a, b)):
+            continue  # an agent that does not play this version
+        result = measure(a, b, version, args.games, args.seed, args.workers, args.time_scale)
         out.append(result)
         if not args.json:
             low, high = result["ci95"]  # type: ignore[misc]
@@ -160,9 +167,9 @@ def main() -> None:
                 for key in ("max_turn_ms", "mean_turn_ms")
             }
             print(
-                f"{result['pair']:>20} LOCM {args.version}: {result['win_rate']:.1%} "
-                f"[{low:.1%}, {high:.1%}] of {args.games} games "
-                f"({result['draws']} without winner); max turn ms {rounded['max_turn_ms']}; "
+                f"{result['pair']:>24} LOCM {version}: {result['wins']}-{result['losses']}"
+                f"-{result['draws']} (wins-losses-draws), {result['win_rate']:.1%} "
+                f"[{low:.1%}, {high:.1%}]; max turn ms {rounded['max_turn_ms']}; "
                 f"mean turn ms {rounded['mean_turn_ms']}; "
                 f"turns over the limit {result['turns_over_limit']}; "
                 f"{result['seconds']:.0f} s, load {result['load_average'][0]:.2f}"  # type: ignore[index]
