@@ -28,6 +28,7 @@ from ..engine.cards import (
 from ..engine.deckbuilding import MAX_COPIES
 from ..engine.rules import DECK_SIZE, RuleSet
 from ..engine.state import Action, ActionType, Phase, State
+from .cardvalues import fitted_value
 
 CURVE_BONUS = 1.5
 CREATURE_BONUS = 1.5
@@ -43,6 +44,9 @@ class DeckPolicy:
     """Fewer creatures than this and a deck cannot hold the board."""
     cost_weight: float = 2.0
     """Stat points a mana point is expected to buy (the baseline of the surplus)."""
+    values: str = "scored"
+    """How cards are valued: ``"scored"`` by the hand-set :func:`card_value` above its
+    cost's baseline, ``"fitted"`` by the self-play fit of :mod:`.cardvalues`."""
 
 
 DEFAULT_DECK = DeckPolicy()
@@ -50,6 +54,18 @@ DEFAULT_DECK = DeckPolicy()
 AGGRO_DECK = DeckPolicy(curve=(9, 9, 8, 4, 0, 0, 0, 0))
 """Cheap cards first: tuned by self-play (greedy with it beats greedy with
 :data:`DEFAULT_DECK` in about 84% of 1.5 games; the draft barely cares)."""
+
+
+FITTED_DECK = DeckPolicy(curve=(9, 9, 8, 4, 0, 0, 0, 0), values="fitted")
+"""Card values fitted to self-play results (:mod:`.cardvalues`), the aggressive curve."""
+DECK_POLICIES: dict[str, DeckPolicy] = {
+    "default": DEFAULT_DECK,
+    "aggro": AGGRO_DECK,
+    "fitted": FITTED_DECK,
+    "fitted-free": DeckPolicy(curve=(30,) * 8, min_creatures=0, values="fitted"),
+    "fitted-default": DeckPolicy(values="fitted"),
+}
+"""The named deck policies (benchmarks/decks.py compares them)."""
 
 
 def curve_bucket(cost: int, policy: DeckPolicy = DEFAULT_DECK) -> int:
@@ -104,6 +120,8 @@ def card_value(card: Card, rules: RuleSet) -> float:
 
 def card_surplus(card: Card, rules: RuleSet, policy: DeckPolicy = DEFAULT_DECK) -> float:
     """Value above the vanilla baseline of the card's cost: the card's efficiency."""
+    if policy.values == "fitted":
+        return fitted_value(card, rules)
     return card_value(card, rules) - (policy.cost_weight * card.cost + 1.0)
 
 
