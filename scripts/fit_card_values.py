@@ -130,13 +130,22 @@ def _held_out(x: np.ndarray, y: np.ndarray, l2: float, holdout: float) -> str:
     return f"held-out accuracy {accuracy:.3f}, log loss {loss:.4f}"
 
 
-def fit_version(path: str, l2: float, holdout: float) -> tuple[str, list[float], list[float]]:
-    """(version, feature weights, per-card values or []) fitted to one games file."""
-    data = np.load(path)
-    version = str(data["version"])
-    decided = data["winners"] >= 0
-    decks = data["decks"][decided]
-    y = (data["winners"][decided] == 0).astype(float)
+def fit_version(
+    paths: list[str], l2: float, holdout: float
+) -> tuple[str, list[float], list[float]]:
+    """(version, feature weights, per-card values or []) fitted to the games of one version."""
+    files = [np.load(path) for path in paths]
+    versions = {str(data["version"]) for data in files}
+    if len(versions) != 1:
+        raise SystemExit(f"fit_card_values: files of several versions together: {versions}")
+    version = versions.pop()
+    winners = np.concatenate([data["winners"] for data in files])
+    decided = winners >= 0
+    decks = np.concatenate([data["decks"] for data in files])[decided]
+    # Shuffle (with a fixed seed) so that the held-out games come from every file.
+    order = np.random.default_rng(0).permutation(len(decks))
+    decks = decks[order]
+    y = (winners[decided][order] == 0).astype(float)
     ones = np.ones((len(y), 1))
     features = deck_features(decks, version)
     x = np.concatenate([ones, features[:, 0] - features[:, 1]], axis=1)
@@ -161,8 +170,11 @@ def fit_version(path: str, l2: float, holdout: float) -> tuple[str, list[float],
 def fit(paths: list[str], l2: float, holdout: float, out: str) -> None:
     weights: dict[str, list[float]] = {}
     values: dict[str, list[float]] = {}
+    by_version: dict[str, list[str]] = {}
     for path in paths:
-        version, weights[version], card_values = fit_version(path, l2, holdout)
+        by_version.setdefault(str(np.load(path)["version"]), []).append(path)
+    for version_paths in by_version.values():
+        version, weights[version], card_values = fit_version(version_paths, l2, holdout)
         if card_values:
             values[version] = card_values
     lines = [
@@ -209,7 +221,12 @@ def main() -> None:
         help="share of random choices with --decks POLICY (default 0.3)",
     )
     fitting = commands.add_parser("fit", help="fit the card values to stored games")
-    fitting.add_argument("paths", nargs="+", help=".npz files written by the games command")
+    fitting.add_argument(
+        "paths",
+        nargs="+",
+        help=".npz files written by the games command (the files of "
+        "one version are fitted together)",
+    )
     fitting.add_argument(
         "--out",
         default="cardarena/locm/agents/cardvalues_data.py",

@@ -67,7 +67,7 @@ def test_features_fill_only_the_cards_type_block() -> None:
 
 def test_a_free_fitted_draft_takes_the_best_valued_card() -> None:
     rules = ruleset("1.2")
-    free = DECK_POLICIES["fitted-free"]
+    free = DECK_POLICIES["fitted"]
     triple = (CARD_LIST[10], CARD_LIST[50], CARD_LIST[120])
     best = max(range(3), key=lambda i: fitted_value(triple[i], rules))
     assert draft_pick(triple, [], rules, free) == best
@@ -86,7 +86,7 @@ def test_the_fit_recovers_planted_card_values(tmp_path: Path) -> None:
     winners = np.where(rng.random(games) < 1 / (1 + np.exp(-logit)), 0, 1).astype(np.int8)
     path = tmp_path / "planted.npz"
     np.savez_compressed(path, version="1.2", decks=decks, winners=winners)
-    version, weights, values = _fitting_module().fit_version(str(path), l2=3.0, holdout=0.2)
+    version, weights, values = _fitting_module().fit_version([str(path)], l2=3.0, holdout=0.2)
     assert version == "1.2" and len(weights) == len(FEATURE_NAMES)
     assert np.corrcoef(values, planted)[0, 1] > 0.85
 

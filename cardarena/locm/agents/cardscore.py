@@ -56,14 +56,13 @@ AGGRO_DECK = DeckPolicy(curve=(9, 9, 8, 4, 0, 0, 0, 0))
 :data:`DEFAULT_DECK` in about 84% of 1.5 games; the draft barely cares)."""
 
 
-FITTED_DECK = DeckPolicy(curve=(9, 9, 8, 4, 0, 0, 0, 0), values="fitted")
-"""Card values fitted to self-play results (:mod:`.cardvalues`), the aggressive curve."""
+FITTED_DECK = DeckPolicy(curve=(DECK_SIZE,) * 8, min_creatures=0, values="fitted")
+"""Card values fitted to self-play results (:mod:`.cardvalues`) alone: no curve and no
+creature quota, for the fitted values already price a card's cost and kind."""
 DECK_POLICIES: dict[str, DeckPolicy] = {
     "default": DEFAULT_DECK,
     "aggro": AGGRO_DECK,
     "fitted": FITTED_DECK,
-    "fitted-free": DeckPolicy(curve=(30,) * 8, min_creatures=0, values="fitted"),
-    "fitted-default": DeckPolicy(values="fitted"),
 }
 """The named deck policies (benchmarks/decks.py compares them)."""
 
