@@ -115,7 +115,7 @@ def test_shuffle_order_equals_collections_shuffle(length: int) -> None:
 FULL = os.environ.get("CARDARENA_FAST_FULL") == "1"
 """CARDARENA_FAST_FULL=1: compare tens of thousands of games per version, not a sample."""
 VERSIONS = ("1.0", "1.2", "1.5")
-TABLE_GAMES = {"1.0": 50_000, "1.2": 50_000, "1.5": 20_000} if FULL else {
+TABLE_GAMES = {"1.0": 100_000, "1.2": 100_000, "1.5": 100_000} if FULL else {
     "1.0": 500, "1.2": 500, "1.5": 300}  # fmt: skip
 DECK_GAMES = 5_000 if FULL else 100
 
@@ -244,6 +244,7 @@ def test_dealt_decks_equal_start_battle(version: str) -> None:
     names = generators.subseed_names(version)
     shuffle_0 = names.index("shufflePlayer0Seed")
     shuffle_1 = names.index("shufflePlayer1Seed")
+    undealt, dealt_rows = [], []
     for game, seed in enumerate(seeds.tolist()):
         state, chosen = _reference_battle(version, seed, rng)
         row = np.zeros(STATE_SIZE, dtype=np.int32)
@@ -252,6 +253,7 @@ def test_dealt_decks_equal_start_battle(version: str) -> None:
         for player in range(2):
             base = player_offset(player)
             row[base + P_CHOSEN : base + P_CHOSEN + 30] = chosen[player]
+        undealt.append(row.copy())
         generators.deal_decks(row, subseeds[game, shuffle_0], subseeds[game, shuffle_1])
         for player in range(2):
             base = player_offset(player)
@@ -275,3 +277,7 @@ def test_dealt_decks_equal_start_battle(version: str) -> None:
         used |= {instance.id for player in state.players for instance in player.deck}
         unused = [i for i in range(generators.MAX_IDS) if i not in used]
         assert (row[INSTANCE_CARD + np.array(unused)] == -1).all()
+        dealt_rows.append(row)
+    batch = np.array(undealt)
+    generators.deal_all_decks(version, batch, subseeds)
+    assert np.array_equal(batch, np.array(dealt_rows))

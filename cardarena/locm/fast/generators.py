@@ -18,7 +18,7 @@ Python entry points (arrays in, arrays out):
 
 Compiled kernels for other compiled code (numba ``@njit``; call them from ``@njit``):
 :func:`fill_draft_table`, :func:`fill_constructed_table`, :func:`shuffle_deck`,
-:func:`deal_decks`.
+:func:`deal_decks` (and :func:`deal_all_decks`, its batch form for Python).
 """
 
 from __future__ import annotations
@@ -284,6 +284,7 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
     draw_rng, my_rng, opp_rng, attack_rng, defense_rng = sub[6], sub[7], sub[8], sub[9], sub[10]
     order = np.arange(5, dtype=np.int64)  # the property order, shuffled from card to card
     generated = np.empty((count, CARD_FIELDS), dtype=np.int32)
+    chosen = np.zeros(5, dtype=np.int64)  # by property slot (area 0 = Target); keywords: bits
     for i in range(count):
         u, type_rng = next_double(type_rng)
         card_type = _TYPE_VALUES[_search(u * _TYPE_TOTAL, _TYPE_WEIGHTS, _TYPE_WEIGHTS.shape[0])]
@@ -291,7 +292,7 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
         mana = _MANA_VALUES[_search(u * _MANA_TOTAL, _MANA_WEIGHTS, _MANA_WEIGHTS.shape[0])]
         budget = float(mana)
         order_rng = shuffle(order, order_rng)
-        chosen = np.zeros(5, dtype=np.int64)
+        chosen[:] = 0
         for position in range(5):
             slot = order[position]
             if slot != _SLOT_KEYWORDS:
@@ -452,6 +453,25 @@ def deal_decks(row: np.ndarray, shuffle_seed_0: int, shuffle_seed_1: int) -> Non
         row[base + P_HAND_COUNT] = hand_size
         row[base + P_DECK_TOP] = hand_size
         row[base + P_DECK_END] = DECK_SIZE
+
+
+@njit(cache=True, nogil=True)
+def _deal_all_decks(
+    states: np.ndarray, shuffle_seeds_0: np.ndarray, shuffle_seeds_1: np.ndarray
+) -> None:
+    for game in range(states.shape[0]):
+        deal_decks(states[game], shuffle_seeds_0[game], shuffle_seeds_1[game])
+
+
+def deal_all_decks(version: str, states: np.ndarray, subseeds: np.ndarray) -> None:
+    """:func:`deal_decks` for every row of ``states[N, STATE_SIZE]`` (int32, in place),
+    with the shuffle seeds of ``subseeds[N, k]`` (each row's ``P_CHOSEN`` filled)."""
+    names = subseed_names(version)
+    _deal_all_decks(
+        states,
+        np.ascontiguousarray(subseeds[:, names.index("shufflePlayer0Seed")], dtype=np.int64),
+        np.ascontiguousarray(subseeds[:, names.index("shufflePlayer1Seed")], dtype=np.int64),
+    )
 
 
 # --- Python entry points ----------------------------------------------------------------------
