@@ -31,12 +31,16 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # measure the cardarena of this checkout, not another install
 
-from cardarena.locm.engine.rules import VERSIONS
-from cardarena.locm.engine.state import State
-from cardarena.locm.fast import generators
-from cardarena.locm.fast.layout import (
+import numpy as np  # noqa: E402
+
+from cardarena.locm.engine.rules import VERSIONS  # noqa: E402
+from cardarena.locm.engine.state import State  # noqa: E402
+from cardarena.locm.fast import generators  # noqa: E402
+from cardarena.locm.fast.layout import (  # noqa: E402
     P_CHOSEN,
     PLAYER_0,
     PLAYER_SIZE,
@@ -61,8 +65,7 @@ print(time.perf_counter() - start)
 
 def compile_seconds(cache_dir: str) -> float:
     """Seconds from a fresh interpreter's import to every generator having run once."""
-    package_root = Path(generators.__file__).resolve().parents[3]  # this cardarena, not another
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "PYTHONPATH": str(package_root)}
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-c", FIRST_CALLS], env=env, capture_output=True, text=True, check=True
     )

@@ -281,3 +281,15 @@ def test_dealt_decks_equal_start_battle(version: str) -> None:
     batch = np.array(undealt)
     generators.deal_all_decks(version, batch, subseeds)
     assert np.array_equal(batch, np.array(dealt_rows))
+
+
+def test_the_doc_examples_run_and_print_what_the_page_says() -> None:
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "fast-generators.md"
+    result = doctest.testfile(
+        str(page), module_relative=False, optionflags=doctest.ELLIPSIS, verbose=False
+    )
+    assert result.attempted >= 20
+    assert result.failed == 0
