@@ -366,13 +366,16 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
         generated[i, C_DRAW] = chosen[_SLOT_DRAW]
         generated[i, C_AREA] = chosen[_SLOT_AREA]
     # Stable sort by cost (a counting sort), then number 0..count-1.
-    base_id = 0
+    first_of_cost = np.zeros(_MAX_COST + 2, dtype=np.int64)
+    for i in range(count):
+        first_of_cost[generated[i, C_COST] + 1] += 1
     for cost in range(_MAX_COST + 1):
-        for i in range(count):
-            if generated[i, C_COST] == cost:
-                table[base_id, :] = generated[i, :]
-                table[base_id, C_BASE_ID] = base_id
-                base_id += 1
+        first_of_cost[cost + 1] += first_of_cost[cost]
+    for i in range(count):
+        base_id = first_of_cost[generated[i, C_COST]]
+        first_of_cost[generated[i, C_COST]] += 1
+        table[base_id, :] = generated[i, :]
+        table[base_id, C_BASE_ID] = base_id
 
 
 @njit(cache=True, nogil=True)
