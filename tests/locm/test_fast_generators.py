@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import doctest
 import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +21,7 @@ from cardarena.locm.engine.javarandom import (  # noqa: E402
 )
 from cardarena.locm.engine.params import SEED_NAMES, resolve_parameters  # noqa: E402
 from cardarena.locm.engine.state import Phase, State  # noqa: E402
-from cardarena.locm.fast import generators  # noqa: E402
+from cardarena.locm.fast import INSTALL_HINT, generators  # noqa: E402
 from cardarena.locm.fast import javarandom as fast_random  # noqa: E402
 from cardarena.locm.fast.layout import (  # noqa: E402
     INSTANCE_CARD,
@@ -284,12 +288,20 @@ def test_dealt_decks_equal_start_battle(version: str) -> None:
 
 
 def test_the_doc_examples_run_and_print_what_the_page_says() -> None:
-    import doctest
-    from pathlib import Path
-
     page = Path(__file__).resolve().parents[2] / "docs" / "fast-generators.md"
     result = doctest.testfile(
         str(page), module_relative=False, optionflags=doctest.ELLIPSIS, verbose=False
     )
     assert result.attempted >= 20
     assert result.failed == 0
+
+
+@pytest.mark.parametrize("module", ["javarandom", "generators"])
+def test_without_numba_the_import_says_how_to_install_it(module: str) -> None:
+    hide_numba = "import sys; sys.modules['numba'] = None; "  # import numba now fails
+    done = subprocess.run(
+        [sys.executable, "-c", f"{hide_numba}import cardarena.locm.fast.{module}"],
+        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], check=False,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1].endswith(INSTALL_HINT)

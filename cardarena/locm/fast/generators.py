@@ -26,9 +26,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
 
-from ..engine.cards import (
+from . import require_numba
+
+require_numba()
+
+from numba import njit  # noqa: E402 (after the one-line install hint)
+
+from ..engine.cards import (  # noqa: E402
     _AREA_TABLE,
     _DRAW_TABLE,
     _KEYWORD_BITS_IN_ORDER,
@@ -43,11 +48,11 @@ from ..engine.cards import (
     Card,
     draft_pool_cards,
 )
-from ..engine.deckbuilding import DRAFT_POOL_SIZE, constructed_pool, draft_triples
-from ..engine.params import SEED_NAMES, GameParameters, resolve_parameters
-from ..engine.rules import DECK_SIZE, ruleset
-from .javarandom import next_double, next_int, next_int32, next_long, scramble, shuffle
-from .layout import (
+from ..engine.deckbuilding import DRAFT_POOL_SIZE, constructed_pool, draft_triples  # noqa: E402
+from ..engine.params import SEED_NAMES, GameParameters, resolve_parameters  # noqa: E402
+from ..engine.rules import DECK_SIZE, ruleset  # noqa: E402
+from .javarandom import next_double, next_int, next_int32, next_long, scramble, shuffle  # noqa: E402
+from .layout import (  # noqa: E402
     C_AREA,
     C_ATTACK,
     C_BASE_ID,
