@@ -35,10 +35,14 @@ from numba import njit  # noqa: E402 (after the one-line install hint)
 
 from ..engine.cards import (  # noqa: E402
     _AREA_TABLE,
+    _BONUS_MEAN,
+    _BONUS_STD,
     _DRAW_TABLE,
+    _KEYWORD_ADD,
     _KEYWORD_BITS_IN_ORDER,
     _KEYWORD_COUNT_TABLE,
-    _KEYWORD_PROPS,
+    _KEYWORD_MULT,
+    _KEYWORD_TABLE,
     _MANA_TABLE,
     _MY_HEALTH_TABLE,
     _OPP_HEALTH_TABLE,
@@ -46,6 +50,7 @@ from ..engine.cards import (  # noqa: E402
     CARD_LIST,
     CARDS_IN_CONSTRUCTED,
     Card,
+    CardType,
     draft_pool_cards,
 )
 from ..engine.deckbuilding import DRAFT_POOL_SIZE, constructed_pool, draft_triples  # noqa: E402
@@ -129,12 +134,11 @@ _COUNT_VALUES = np.array([entry[0] for entry in _KEYWORD_COUNT_TABLE.entries], d
 _COUNT_WEIGHTS = np.array([entry[1] for entry in _KEYWORD_COUNT_TABLE.entries])
 _COUNT_TOTAL = float(_KEYWORD_COUNT_TABLE.total)
 _KEYWORD_BITS = np.array(_KEYWORD_BITS_IN_ORDER, dtype=np.int64)
-assert all(props[1:] == (1.0, 1.0, 1.0) for props in _KEYWORD_PROPS)  # weight, mult, add
-_KEYWORD_MULT = 1.0
-_KEYWORD_ADD = 1.0
+assert all(entry[1] == 1.0 for entry in _KEYWORD_TABLE.entries)  # the search is a ceil
 
-# The four budget properties (area, draw, my health, opp health): one table each,
-# rows of a [4, 5] array (padded with zero weights, which the search never reaches).
+# The four budget properties (area, draw, my health, opp health): one table each, the
+# row of its slot in [5, 5] arrays (padded with zero weights the search never reaches;
+# the keywords' row is unused).
 _SLOT_AREA, _SLOT_KEYWORDS, _SLOT_DRAW, _SLOT_MY_HEALTH, _SLOT_OPP_HEALTH = range(5)
 """The property order's slots, as the reference ``generate_cards`` starts them."""
 _PROPERTY_TABLES = {
@@ -157,10 +161,10 @@ for _slot, _table in _PROPERTY_TABLES.items():
         _PROPERTY_WEIGHTS[_slot, _k] = _weight
         _PROPERTY_MULT[_slot, _k] = _mult
         _PROPERTY_ADD[_slot, _k] = _add
-_BONUS_MEAN = 1.0
-_BONUS_STD = 2.0
 _MAX_COST = int(_MANA_VALUES.max())
-_CREATURE, _GREEN, _RED, _BLUE = range(4)
+_CREATURE = int(CardType.CREATURE)
+_RED = int(CardType.RED_ITEM)
+_BLUE = int(CardType.BLUE_ITEM)
 
 
 # --- seeds ---------------------------------------------------------------------------------
