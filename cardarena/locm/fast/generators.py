@@ -118,7 +118,10 @@ _ROW_OF_BASE_ID = {card.base_id: row for row, card in enumerate(CARD_LIST)}
 
 def draft_pool_rows(version: str, league: int = 4) -> np.ndarray:
     """The rows of :data:`CARD_TABLE` a draft of ``version`` may offer at ``league``,
-    in the reference order (``draft_pool_cards``; 1.2 and league >= 4: all 160)."""
+    in the reference order (``draft_pool_cards``; 1.2 and league >= 4: all 160).
+    ValueError for a league below 1, as ``State.new`` says."""
+    if isinstance(league, bool) or not isinstance(league, int) or league < 1:
+        raise ValueError(f"league must be a positive integer, got {league!r}")
     allowed = draft_pool_cards(ruleset(version).draft_league(league))
     return np.array([_ROW_OF_BASE_ID[card.base_id] for card in allowed], dtype=np.int32)
 
@@ -525,7 +528,7 @@ def reference_table(params: GameParameters, league: int = 4) -> np.ndarray:
     cards included): ``int32[MAX_CARDS, CARD_FIELDS]``."""
     table = np.zeros((MAX_CARDS, CARD_FIELDS), dtype=np.int32)
     if ruleset(params.version).draft:
-        triples = draft_triples(params, ruleset(params.version).draft_league(league))
+        triples = draft_triples(params, league)
         cards: Sequence[Card] = [card for triple in triples for card in triple]
     else:
         cards = constructed_pool(params)
