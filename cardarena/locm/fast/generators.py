@@ -422,10 +422,11 @@ def shuffle_deck(
     player 1 continues at 60) and the numbered instances are shuffled.
     """
     count = chosen.shape[0]
-    position = np.arange(count)
-    shuffle(position, scramble(shuffle_seed))
+    for k in range(count):
+        ids_out[k] = k  # first the shuffled choice positions (no scratch array)
+    shuffle(ids_out, scramble(shuffle_seed))
     for i in range(count):
-        k = position[i]
+        k = ids_out[i]
         cards_out[i] = chosen[k]
         if ids_after_shuffle:
             ids_out[i] = 2 * i + player + 1
@@ -446,11 +447,11 @@ def deal_decks(row: np.ndarray, shuffle_seed_0: int, shuffle_seed_1: int) -> Non
     ids_after_shuffle = _IDS_AFTER_SHUFFLE[row[VERSION]]
     for instance in range(MAX_IDS):
         row[INSTANCE_CARD + instance] = -1
-    ids = np.empty(DECK_SIZE, dtype=np.int64)
     deck_cards = np.empty(DECK_SIZE, dtype=np.int64)
     for player in range(2):
         base = PLAYER_0 + player * PLAYER_SIZE
         seed = shuffle_seed_0 if player == 0 else shuffle_seed_1
+        ids = row[base + P_DECK : base + P_DECK + DECK_SIZE]  # written in place
         shuffle_deck(
             row[base + P_CHOSEN : base + P_CHOSEN + DECK_SIZE],
             seed,
@@ -460,7 +461,6 @@ def deal_decks(row: np.ndarray, shuffle_seed_0: int, shuffle_seed_1: int) -> Non
             deck_cards,
         )
         for i in range(DECK_SIZE):
-            row[base + P_DECK + i] = ids[i]
             row[INSTANCE_CARD + ids[i]] = deck_cards[i]
         hand_size = 4 + player
         for i in range(hand_size):
