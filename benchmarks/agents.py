@@ -3,6 +3,9 @@
     python benchmarks/agents.py --json                   # every pair of built-ins, LOCM 1.5
     python benchmarks/agents.py --agents search,search-v1,greedy --version 1.2 --version 1.5
     python benchmarks/agents.py --pair search,greedy --games 40 --version 1.5
+    python benchmarks/agents.py --pair search,search-v1 --deck aggro --version 1.2
+
+``--deck`` gives every agent the same deck policy, so that only battle play differs.
 
 Without ``--pair``, every pair of the built-in agents (``--agents``, default all of
 them, new and versioned) plays, in each ``--version``; an agent that does not play a
@@ -24,19 +27,30 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from itertools import combinations
 
-from cardarena.locm.agents import AGENT_VERSIONS, BUILTIN_AGENTS, make_agent
+from cardarena.locm.agents import AGENT_VERSIONS, BUILTIN_AGENTS, Agent, make_agent
+from cardarena.locm.agents.cardscore import DECK_POLICIES
 from cardarena.locm.engine.state import ActionType, Phase, State
 from cardarena.tournaments.report.model import wilson_interval
 
 
-def play(task: tuple[str, str, str, int, float]) -> dict[str, object]:
-    """One game: (first agent, second agent, version, seed, time scale) -> result."""
-    first, second, version, seed, time_scale = task
-    state = State.new(version, {"seed": seed})
+def make_players(
+    first: str, second: str, seed: int, time_scale: float, deck: str | None
+) -> list[Agent]:
+    """The two agents of a game, with the time scale and the deck policy asked for."""
     agents = [make_agent(first, seed * 2 + 1), make_agent(second, seed * 2 + 2)]
     for agent in agents:
         if hasattr(agent, "time_scale"):
             agent.time_scale = time_scale  # type: ignore[attr-defined]
+        if deck is not None and hasattr(agent, "deck_policy"):
+            agent.deck_policy = DECK_POLICIES[deck]  # type: ignore[attr-defined]
+    return agents
+
+
+def play(task: tuple[str, str, str, int, float, str | None]) -> dict[str, object]:
+    """One game: (first agent, second agent, version, seed, time scale, deck) -> result."""
+    first, second, version, seed, time_scale, deck = task
+    state = State.new(version, {"seed": seed})
+    agents = make_players(first, second, seed, time_scale, deck)
     turn_ms: list[list[float]] = [[], []]
     over_limit = [0, 0]
     rules = state.rules
@@ -69,12 +83,19 @@ def play(task: tuple[str, str, str, int, float]) -> dict[str, object]:
 
 
 def measure(
-    a: str, b: str, version: str, games: int, seed: int, workers: int, time_scale: float
+    a: str,
+    b: str,
+    version: str,
+    games: int,
+    seed: int,
+    workers: int,
+    time_scale: float,
+    deck: str | None = None,
 ) -> dict[str, object]:
     tasks = []
     for i in range(games):
         pair = (a, b) if i % 2 == 0 else (b, a)
-        tasks.append((pair[0], pair[1], version, seed + i // 2, time_scale))
+        tasks.append((pair[0], pair[1], version, seed + i // 2, time_scale, deck))
     started = time.perf_counter()
     with ProcessPoolExecutor(workers) as pool:
         results = list(pool.map(play, tasks, chunksize=1))
@@ -101,6 +122,7 @@ def measure(
     return {
         "pair": f"{a} vs {b}",
         "version": version,
+        "deck": deck,
         "games": games,
         "wins": wins,
         "losses": games - wins - draws,
@@ -142,6 +164,11 @@ def main() -> None:
         "--time-scale", type=float, default=1.0,
         help="multiply the official time limits by this (default 1)",
     )  # fmt: skip
+    parser.add_argument(
+        "--deck", choices=tuple(DECK_POLICIES),
+        help="build every agent's deck with this deck policy, so that only battle play "
+        "differs (default: each agent's own)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
     versions = args.version or ["1.5"]
@@ -158,7 +185,9 @@ def main() -> None:
     for version, (a, b) in ((v, pair) for v in versions for pair in pairs):
         if any(version not in AGENT_VERSIONS.get(name, (version,)) for name in (a, b)):
             continue  # an agent that does not play this version
-        result = measure(a, b, version, args.games, args.seed, args.workers, args.time_scale)
+        result = measure(
+            a, b, version, args.games, args.seed, args.workers, args.time_scale, args.deck
+        )
         out.append(result)
         if not args.json:
             low, high = result["ci95"]  # type: ignore[misc]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+from cardarena.locm.agents.cardscore import AGGRO_DECK, DEFAULT_DECK, FITTED_DECK
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "agents.py"
@@ -58,3 +61,17 @@ def _builtin_names() -> list[str]:
     from cardarena.locm.agents import BUILTIN_AGENTS
 
     return list(BUILTIN_AGENTS)
+
+
+def test_one_deck_policy_for_every_agent_leaves_only_battle_play_different() -> None:
+    spec = importlib.util.spec_from_file_location("agents_benchmark", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    own = benchmark.make_players("search-v1", "greedy", 1, 1.0, None)
+    assert own[0].deck_policy is AGGRO_DECK and own[1].deck_policy is DEFAULT_DECK
+    same = benchmark.make_players("search-v1", "greedy", 1, 1.0, "fitted")
+    assert same[0].deck_policy is same[1].deck_policy is FITTED_DECK
+    done = _run("--pair", "greedy,pass", "--deck", "fitted", "--version", "1.2")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)[0]["deck"] == "fitted"
