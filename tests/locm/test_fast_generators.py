@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
@@ -14,7 +15,24 @@ from cardarena.locm.engine.javarandom import (  # noqa: E402
     JAVA_LONG_MIN,
     JavaRandom,
 )
+from cardarena.locm.engine.params import SEED_NAMES, resolve_parameters  # noqa: E402
+from cardarena.locm.engine.state import Phase, State  # noqa: E402
+from cardarena.locm.fast import generators  # noqa: E402
 from cardarena.locm.fast import javarandom as fast_random  # noqa: E402
+from cardarena.locm.fast.layout import (  # noqa: E402
+    INSTANCE_CARD,
+    P_CHOSEN,
+    P_DECK,
+    P_DECK_END,
+    P_DECK_TOP,
+    P_HAND,
+    P_HAND_COUNT,
+    STATE_SIZE,
+    VERSION,
+    VERSION_CODES,
+    player_offset,
+)
+from tests.conftest import conformance_games  # noqa: E402
 
 EXTREME_SEEDS = (0, 1, -1, 42, JAVA_LONG_MAX, JAVA_LONG_MIN, JAVA_LONG_MIN + 1, 0x5DEECE66D,
                  -0x5DEECE66D, 1 << 47, (1 << 48) - 1, 1 << 48, -(1 << 48), 1 << 62)  # fmt: skip
@@ -90,3 +108,170 @@ def test_shuffle_order_equals_collections_shuffle(length: int) -> None:
         state = fast_random.shuffle(items, fast_random.scramble(seed))
         assert items.tolist() == expected
         assert state == _reference_state(reference)
+
+
+# --- game creation (cardarena.locm.fast.generators) -------------------------------------------
+
+FULL = os.environ.get("CARDARENA_FAST_FULL") == "1"
+"""CARDARENA_FAST_FULL=1: compare tens of thousands of games per version, not a sample."""
+VERSIONS = ("1.0", "1.2", "1.5")
+TABLE_GAMES = {"1.0": 50_000, "1.2": 50_000, "1.5": 20_000} if FULL else {
+    "1.0": 500, "1.2": 500, "1.5": 300}  # fmt: skip
+DECK_GAMES = 5_000 if FULL else 100
+
+
+def _game_seed_array(count: int, salt: int) -> np.ndarray:
+    return np.array(_seeds(count, salt), dtype=np.int64)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_subseeds_equal_the_reference_derivation(version: str) -> None:
+    seeds = _game_seed_array(300, 10)
+    subseeds = generators.derive_subseeds(version, seeds)
+    names = generators.subseed_names(version)
+    assert names == SEED_NAMES[version != "1.5"]
+    for seed, row in zip(seeds.tolist(), subseeds.tolist(), strict=True):
+        assert row == [resolve_parameters(version, {"seed": seed}).seeds[name] for name in names]
+
+
+def test_game_seeds_are_the_next_longs_of_one_seed() -> None:
+    reference = JavaRandom(-123456789)
+    assert generators.game_seeds(-123456789, 50).tolist() == [
+        reference.next_long() for _ in range(50)
+    ]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_tables_equal_the_reference_engine(version: str) -> None:
+    seeds = _game_seed_array(TABLE_GAMES[version], 20)
+    cards, subseeds = generators.create_tables(version, seeds)
+    assert cards.shape == (len(seeds), generators.MAX_CARDS, generators.CARD_FIELDS)
+    assert cards.dtype == np.int32
+    for game, seed in enumerate(seeds.tolist()):
+        params = generators.reference_parameters(version, seed, subseeds[game])
+        assert params == resolve_parameters(version, {"seed": seed})
+        expected = generators.reference_table(params)
+        assert np.array_equal(cards[game], expected), f"{version} seed={seed}"
+
+
+@pytest.mark.parametrize("league", [1, 2, 3, 4])
+def test_draft_leagues_offer_the_reference_pool(league: int) -> None:
+    seeds = _game_seed_array(200, 30 + league)
+    cards, _subseeds = generators.create_tables("1.0", seeds, league=league)
+    for game, seed in enumerate(seeds.tolist()):
+        params = resolve_parameters("1.0", {"seed": seed})
+        assert np.array_equal(cards[game], generators.reference_table(params, league))
+
+
+def test_one_point_five_pools_cover_every_card_kind() -> None:
+    """The sample exercises the generator's branches: every type, area and keyword, and
+    cards whose keywords or properties the budget refused (costs 0..12)."""
+    cards, _subseeds = generators.create_tables("1.5", _game_seed_array(100, 40))
+    assert set(np.unique(cards[:, :, generators.C_TYPE]).tolist()) == {0, 1, 2, 3}
+    assert set(np.unique(cards[:, :, generators.C_AREA]).tolist()) == {0, 1, 2}
+    assert set(np.unique(cards[:, :, generators.C_COST]).tolist()) == set(range(13))
+    keywords = np.bitwise_or.reduce(cards[:, :, generators.C_KEYWORDS], axis=None)
+    assert keywords == 63
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_recorded_official_games_have_the_reference_tables(version: str) -> None:
+    games = conformance_games(version)
+    for league in sorted({game.get("league", 4) for game in games}):
+        params = [
+            resolve_parameters(version, game["params"])
+            for game in games
+            if game.get("league", 4) == league
+        ]
+        cards, subseeds = generators.tables_from_parameters(version, params, league)
+        for game, game_params in enumerate(params):
+            assert subseeds[game].tolist() == [
+                game_params.seeds[name] for name in generators.subseed_names(version)
+            ]
+            expected = generators.reference_table(game_params, league)
+            assert np.array_equal(cards[game], expected), game_params.seed
+
+
+@pytest.mark.parametrize(
+    ("version", "given"),
+    [
+        ("1.2", {"seed": 5, "predefinedDraftIds": ",".join(["1 2 3"] * 15 + ["160 7 9"] * 15)}),
+        ("1.5", {"seed": 6, "predefinedCardListFile": "cardlist.txt"}),
+        ("1.5", {"seed": 7, "predefinedConstructedIds": ",".join(map(str, range(119, -1, -1)))}),
+    ],
+)
+def test_predefined_cards_are_built_by_the_reference_code(
+    version: str, given: dict[str, object]
+) -> None:
+    params = resolve_parameters(version, given)
+    plain = resolve_parameters(version, {"seed": given["seed"]})
+    cards, _subseeds = generators.tables_from_parameters(version, [params, plain])
+    assert np.array_equal(cards[0], generators.reference_table(params))
+    assert np.array_equal(cards[1], generators.reference_table(plain))
+    assert not np.array_equal(cards[0], cards[1])
+
+
+def test_explicit_subseeds_are_honoured_and_given_back() -> None:
+    params = resolve_parameters("1.2", {"seed": 11, "draftChoicesSeed": -99})
+    cards, subseeds = generators.tables_from_parameters("1.2", [params])
+    assert subseeds[0, 0] == -99
+    assert np.array_equal(cards[0], generators.reference_table(params))
+    assert generators.reference_parameters("1.2", 11, subseeds[0]) == params
+
+
+def _reference_battle(version: str, seed: int, rng: random.Random) -> tuple[State, list[list[int]]]:
+    """A reference game driven through deck building by random picks; the picks as card
+    indexes of the batch table (draft row ``3 * turn + pick``, or pool position)."""
+    state = State.new(version, {"seed": seed})
+    chosen: list[list[int]] = [[], []]
+    pool_index = {card.base_id: index for index, card in enumerate(state.pool)}
+    while state.phase is Phase.DECK_BUILDING:
+        player = state.current_player
+        action = rng.choice(state.legal_actions())
+        if state.rules.draft:
+            chosen[player].append(3 * len(chosen[player]) + action.id)
+        else:
+            chosen[player].append(pool_index[action.id])
+        state.apply(action)
+    return state, chosen
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_dealt_decks_equal_start_battle(version: str) -> None:
+    rng = random.Random(50)
+    seeds = _game_seed_array(DECK_GAMES, 51)
+    cards, subseeds = generators.create_tables(version, seeds)
+    names = generators.subseed_names(version)
+    shuffle_0 = names.index("shufflePlayer0Seed")
+    shuffle_1 = names.index("shufflePlayer1Seed")
+    for game, seed in enumerate(seeds.tolist()):
+        state, chosen = _reference_battle(version, seed, rng)
+        row = np.zeros(STATE_SIZE, dtype=np.int32)
+        row[VERSION] = VERSION_CODES[version]
+        row[INSTANCE_CARD + 120] = 7  # stale: dealing must clear every instance
+        for player in range(2):
+            base = player_offset(player)
+            row[base + P_CHOSEN : base + P_CHOSEN + 30] = chosen[player]
+        generators.deal_decks(row, subseeds[game, shuffle_0], subseeds[game, shuffle_1])
+        for player in range(2):
+            base = player_offset(player)
+            reference = state.players[player]
+            # The reference has already drawn the first turn's card: hand then deck is
+            # the dealt order.
+            dealt = [*reference.hand, *reference.deck]
+            ids = row[base + P_DECK : base + P_DECK + 30].tolist()
+            assert ids == [instance.id for instance in dealt], (version, seed, player)
+            card_indexes = [int(row[INSTANCE_CARD + instance_id]) for instance_id in ids]
+            assert np.array_equal(
+                cards[game][card_indexes],
+                generators.card_rows([instance.card for instance in dealt]),
+            )
+            assert sorted(card_indexes) == sorted(chosen[player])
+            hand_size = 4 + player
+            assert row[base + P_HAND_COUNT] == hand_size == row[base + P_DECK_TOP]
+            assert row[base + P_HAND : base + P_HAND + hand_size].tolist() == ids[:hand_size]
+            assert row[base + P_DECK_END] == 30
+        used = {instance.id for player in state.players for instance in player.hand}
+        used |= {instance.id for player in state.players for instance in player.deck}
+        unused = [i for i in range(generators.MAX_IDS) if i not in used]
+        assert (row[INSTANCE_CARD + np.array(unused)] == -1).all()
