@@ -14,7 +14,6 @@ arrays are public: ``state[N, STATE_SIZE]`` and ``cards[N, MAX_CARDS, CARD_FIELD
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -286,6 +285,3 @@ class Batch:
         done = int(self.terminal.sum())
         return f"<Batch LOCM {self.version}: {len(self)} games, {done} ended>"
 
-
-def describe(value: Any) -> str:  # pragma: no cover - a tiny helper for error messages
-    return repr(value)
