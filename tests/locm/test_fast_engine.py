@@ -20,12 +20,19 @@ import pytest
 from cardarena.locm import State
 from cardarena.locm.encoding.encoder import Encoder
 from cardarena.locm.engine.state import EndReason
+from cardarena.locm.fast import layout as L
 from cardarena.locm.fast.batch import Batch, IllegalBatchAction
 from cardarena.locm.fast.convert import compare_states
 from cardarena.locm.fast.generators import game_seeds
 from cardarena.locm.fast.playouts import play_random
 from tests.conftest import conformance_games
-from tests.locm.fast_differential import random_differential, replay_official
+from tests.locm.fast_differential import (
+    fast_signatures,
+    random_differential,
+    random_differential_fast,
+    replay_official,
+    signature,
+)
 
 VERSIONS = ("1.0", "1.2", "1.5")
 FULL = os.environ.get("CARDARENA_FAST_FULL") == "1"
@@ -54,13 +61,33 @@ def test_random_games_through_both_engines(version: str) -> None:
     failures: list[str] = []
     for first in range(0, RANDOM_GAMES, CHUNK):
         seeds = list(range(first, min(first + CHUNK, RANDOM_GAMES)))
-        failures += random_differential(version, seeds, rng_seed=first)
+        compare = random_differential_fast if FULL else random_differential
+        failures += compare(version, seeds, rng_seed=first)
         assert len(failures) < 10, "\n".join(failures)
     if FULL:
         print(f"\nLOCM {version}: {RANDOM_GAMES} random games compared after every action "
               f"with the reference engine, {len(failures)} differ "
               f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
     assert not failures, "\n".join(failures)
+
+
+def test_the_full_runs_signatures_see_every_kind_of_field() -> None:
+    """The full run compares flat signatures: equal for equal games, and a change of any
+    one field of a fast game (health, a hand card, a creature, performed) shows."""
+    batch = Batch.new("1.5", seeds=range(4))
+    rng = np.random.default_rng(3)
+    for _ in range(75):
+        batch.step([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in batch.masks()])
+    values, lengths = fast_signatures(batch.state, batch.cards)
+    g = int(np.flatnonzero(batch.state[:, L.PLAYER_0 + L.P_BOARD_COUNT] > 0)[0])
+    assert values[g, : lengths[g]].tolist() == signature(batch.to_state(g))
+    for column in (L.PLAYER_1 + L.P_HEALTH, L.PLAYER_0 + L.P_HAND,
+                   L.PLAYER_0 + L.P_BOARD + L.K_DEFENSE, L.PLAYER_0 + L.P_BOARD + L.K_LANE,
+                   L.PLAYER_1 + L.P_PERFORMED_COUNT, L.TURN):  # fmt: skip
+        changed = batch.clone()
+        changed.state[g, column] += 1
+        values, lengths = fast_signatures(changed.state, changed.cards)
+        assert values[g, : lengths[g]].tolist() != signature(batch.to_state(g)), column
 
 
 @pytest.mark.parametrize("version", VERSIONS)
