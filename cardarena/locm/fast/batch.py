@@ -78,7 +78,7 @@ class Batch:
         self.seeds = seeds
         """int64 [N]: each game's ``seed`` (its parameters when :attr:`params` has None)."""
         self.league = league
-        self._status = np.zeros(len(state), np.int8)
+        self._status = np.zeros(len(seeds), np.int8)
         self._id_maps: dict[int, dict[int, int]] = {}
 
     # --- creating games -----------------------------------------------------------------
@@ -125,20 +125,21 @@ class Batch:
             game_seed_array = generators.game_seeds(seed, n)
         if n is not None and n != len(game_seed_array):
             raise ValueError(f"n={n} but {len(game_seed_array)} seeds or parameters")
-        batch = cls._empty(rules.version, len(game_seed_array), league)
+        batch = cls._empty(rules.version, len(game_seed_array), league, fill=False)
         batch._fill_from_seeds(np.arange(len(game_seed_array)), game_seed_array)
         return batch
 
     @classmethod
-    def _empty(cls, version: str, n: int, league: int) -> Batch:
-        state = np.empty((n, L.STATE_SIZE), np.int32)
-        cards = np.zeros((n, L.MAX_CARDS, L.CARD_FIELDS), np.int32)
+    def _empty(cls, version: str, n: int, league: int, *, fill: bool = True) -> Batch:
+        """A batch of ``n`` games whose arrays are filled next (zeros, or nothing yet)."""
+        state = np.zeros((n if fill else 0, L.STATE_SIZE), np.int32)
+        cards = np.zeros((n if fill else 0, L.MAX_CARDS, L.CARD_FIELDS), np.int32)
         return cls(version, state, cards, [None] * n, np.zeros(n, np.int64), league)
 
     def _fill_from_seeds(self, games: np.ndarray, seeds: np.ndarray) -> None:
         """New games ``games`` from their seeds (compiled generators)."""
         subseeds = generators.derive_subseeds(self.version, seeds)
-        self.cards[games] = generators.tables_from_subseeds(self.version, subseeds, self.league)
+        tables = generators.tables_from_subseeds(self.version, subseeds, self.league)
         rows = np.repeat(_template(self.version)[None, :], len(games), axis=0)
         names = generators.subseed_names(self.version)
         rows[:, L.CARD_COUNT] = L.MAX_CARDS if self.version == "1.5" else 3 * 30
@@ -148,11 +149,16 @@ class Batch:
             rows[:, L.SHUFFLE_SEED + 2 * player + 1] = (
                 (shuffle_seeds & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
             )
-        self.state[games] = rows
+        if len(games) == len(self) and (games == np.arange(len(self))).all():
+            self.state, self.cards = rows, tables  # the whole batch: no copies
+        else:
+            self.state[games] = rows
+            self.cards[games] = tables
         self.seeds[games] = seeds
-        for g in games.tolist():
-            self.params[g] = None
-            self._id_maps.pop(g, None)
+        if self._id_maps or any(p is not None for p in self.params):
+            for g in games.tolist():
+                self.params[g] = None
+                self._id_maps.pop(g, None)
 
     def _fill_from_parameters(self, game: int, params: GameParameters) -> None:
         state = State.new(self.version, params, self.league)
@@ -162,7 +168,7 @@ class Batch:
     # --- reading ------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self.state)
+        return len(self.seeds)
 
     def masks(self, out: np.ndarray | None = None) -> np.ndarray:
         """bool [N, layout.size]: the legal actions of each game's player to act (all
