@@ -200,3 +200,31 @@ _TEXT_1_2 = """25 5 20 20 1
 16 20 -1 0 4 3 4 B--G-- 0 0 0 1
 18 22 -1 0 2 1 2 -----W 0 0 0 0
 """
+
+
+def test_reset_games_starts_new_games_in_place() -> None:
+    batch = Batch.new("1.0", seeds=range(6))
+    rng = np.random.default_rng(2)
+    for _ in range(100):
+        batch.step([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in batch.masks()])
+    untouched = batch.state[[0, 2, 3, 5]].copy()
+    batch.reset_games(np.array([False, True, False, False, True, False]), [500, 501])
+    assert np.array_equal(batch.state[[0, 2, 3, 5]], untouched)
+    for g, seed in ((1, 500), (4, 501)):
+        assert compare_states(State.new("1.0", {"seed": seed}), batch.to_state(g)) == []
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_observe_equals_the_environments_encoder(version: str) -> None:
+    pytest.importorskip("cardarena.locm.fast.observation")  # the vector environment's
+    batch = Batch.new(version, seeds=range(6))
+    encoder = Encoder(version)
+    rng = np.random.default_rng(4)
+    for step in range(150):
+        if step % 15 == 0:
+            for players in (batch.current_player, 1 - batch.current_player):
+                observed = batch.observe(players)
+                for g in range(len(batch)):
+                    expected = encoder.observe(batch.to_state(g), int(players[g]))
+                    assert np.array_equal(observed[g], expected), (step, g)
+        batch.step([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in batch.masks()])
