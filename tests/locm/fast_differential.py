@@ -124,12 +124,24 @@ def _difference(reference: State, batch: Batch, encoder: Encoder, where: str,
     return None
 
 
-def random_differential(version: str, seeds: list[int], rng_seed: int = 0) -> list[str]:
-    """Random legal actions through both engines for the games of ``seeds`` (one Batch);
-    compare after every action. Returns the failures (one line each, first per game)."""
+def random_differential(
+    version: str,
+    seeds: list[int],
+    rng_seed: int = 0,
+    params: list[dict[str, Any]] | None = None,
+    league: int = 4,
+) -> list[str]:
+    """Random legal actions through both engines for the games of ``seeds`` (or of
+    ``params``; one Batch); compare after every action. Returns the failures (one line
+    each, the first of each game)."""
     encoder = Encoder(version)
-    batch = Batch.new(version, seeds=seeds)
-    references = [State.new(version, {"seed": seed}) for seed in seeds]
+    if params is None:
+        batch = Batch.new(version, seeds=seeds, league=league)
+        references = [State.new(version, {"seed": seed}, league) for seed in seeds]
+    else:
+        batch = Batch.new(version, params=params, league=league)
+        references = [State.new(version, p, league) for p in params]
+        seeds = [int(p["seed"]) for p in params]
     rng = np.random.default_rng(rng_seed)
     failures: dict[int, str] = {}
     steps = 0

@@ -71,6 +71,27 @@ def test_random_games_through_both_engines(version: str) -> None:
     assert not failures, "\n".join(failures)
 
 
+PREDEFINED_DRAFT = ",".join(f"{i} {i + 40} {i + 80}" for i in range(1, 31))
+
+
+@pytest.mark.parametrize(
+    ("version", "extra", "league"),
+    [
+        ("1.0", {}, 1),
+        ("1.0", {}, 3),
+        ("1.2", {"predefinedDraftIds": PREDEFINED_DRAFT}, 4),
+        ("1.5", {"predefinedCardListFile": "cardlist.txt"}, 4),
+        ("1.5", {"cardGenSeed": -5, "shufflePlayer1Seed": 77}, 4),
+    ],
+)
+def test_games_of_any_parameters_and_league_play_as_the_reference(
+    version: str, extra: dict, league: int
+) -> None:
+    params = [{"seed": seed, **extra} for seed in range(20)]
+    failures = random_differential(version, [], rng_seed=9, params=params, league=league)
+    assert not failures, "\n".join(failures)
+
+
 def test_the_full_runs_signatures_see_every_kind_of_field() -> None:
     """The full run compares flat signatures: equal for equal games, and a change of any
     one field of a fast game (health, a hand card, a creature, performed) shows."""

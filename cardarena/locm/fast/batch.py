@@ -108,12 +108,13 @@ class Batch:
             raise ValueError("give seeds or params, not both")
         if params is not None:
             resolved = [game_parameters(rules.version, p) for p in params]
+            if n is not None and n != len(resolved):
+                raise ValueError(f"n={n} but {len(resolved)} parameters")
+            tables, subseeds = generators.tables_from_parameters(rules.version, resolved, league)
+            batch = cls._empty(rules.version, len(resolved), league, fill=False)
             game_seed_array = np.array([p.seed for p in resolved], np.int64)
-            batch = cls._empty(rules.version, len(resolved), league)
-            batch.seeds[:] = game_seed_array
+            batch._fill(np.arange(len(resolved)), game_seed_array, subseeds, tables)
             batch.params = list(resolved)
-            for i, p in enumerate(resolved):
-                batch._fill_from_parameters(i, p)
             return batch
         if seeds is not None:
             game_seed_array = np.fromiter((int(s) for s in seeds), np.int64)
@@ -140,6 +141,11 @@ class Batch:
         """New games ``games`` from their seeds (compiled generators)."""
         subseeds = generators.derive_subseeds(self.version, seeds)
         tables = generators.tables_from_subseeds(self.version, subseeds, self.league)
+        self._fill(games, seeds, subseeds, tables)
+
+    def _fill(self, games: np.ndarray, seeds: np.ndarray, subseeds: np.ndarray,
+              tables: np.ndarray) -> None:  # fmt: skip
+        """New games ``games`` at the start of deck building from their sub-seeds and tables."""
         rows = np.repeat(_template(self.version)[None, :], len(games), axis=0)
         names = generators.subseed_names(self.version)
         rows[:, L.CARD_COUNT] = L.MAX_CARDS if self.version == "1.5" else 3 * 30
@@ -159,11 +165,6 @@ class Batch:
             for g in games.tolist():
                 self.params[g] = None
                 self._id_maps.pop(g, None)
-
-    def _fill_from_parameters(self, game: int, params: GameParameters) -> None:
-        state = State.new(self.version, params, self.league)
-        self.state[game], self.cards[game] = row_from_state(state)
-        self._id_maps.pop(game, None)
 
     # --- reading ------------------------------------------------------------------------
 
