@@ -3,7 +3,7 @@
     >>> from cardarena.locm.fast import Batch
     >>> batch = Batch.new("1.2", seeds=range(1000))
     >>> masks = batch.masks()             # bool [1000, actions]: the player to act's
-    >>> batch.step(actions)                # one action index per game
+    >>> batch.step(masks.argmax(axis=1))   # one legal action index per game
 
 Every per-step operation is one call into compiled code for the whole batch. The
 arrays are public: ``state[N, STATE_SIZE]`` and ``cards[N, MAX_CARDS, CARD_FIELDS]``

@@ -513,9 +513,9 @@ def _use(row: np.ndarray, table: np.ndarray, me: int, opp: int, slot: int, side:
 
 @njit(cache=True, nogil=True)
 def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
-    """Write the legal action indexes of the player to act into ``out`` (ascending within
-    each kind: PASS, SUMMON, ATTACK, USE, or the deck-building actions); return how many.
-    None once the game has ended. ``out`` holds at least :data:`MAX_LEGAL` entries."""
+    """Write the legal action indexes of the player to act into ``out``, each once (PASS
+    first, then SUMMON, ATTACK, USE; or the deck-building actions); return how many,
+    0 once the game has ended. ``out`` holds at least :data:`MAX_LEGAL` entries."""
     phase = row[PHASE]
     if phase == ENDED:
         return 0
