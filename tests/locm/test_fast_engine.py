@@ -39,8 +39,8 @@ FULL = os.environ.get("CARDARENA_FAST_FULL") == "1"
 RANDOM_GAMES = 100_000 if FULL else 60
 """Random games per version compared action by action."""
 CHUNK = 500
-OFFICIAL_STEP = 1 if FULL else 6
-"""Every official game when FULL, else every 6th and every game not ended by health."""
+OFFICIAL_STEP = 1 if FULL else 10
+"""Every official game when FULL, else every 10th and every game not ended by health."""
 
 
 def _official_sample(version: str) -> list[dict]:
