@@ -249,3 +249,27 @@ def test_observe_equals_the_environments_encoder(version: str) -> None:
                     expected = encoder.observe(batch.to_state(g), int(players[g]))
                     assert np.array_equal(observed[g], expected), (step, g)
         batch.step([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in batch.masks()])
+
+
+def test_without_numba_the_engine_says_how_to_get_it() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['numba'] = None\n"
+        "import cardarena.locm.fast.layout\n"  # the layout needs no numba
+        "for name in ('kernels', 'batch', 'playouts'):\n"
+        "    try:\n"
+        "        __import__('cardarena.locm.fast.' + name)\n"
+        "    except ImportError as error:\n"
+        "        print(type(error).__name__, error)\n"
+        "from cardarena.locm import fast\n"
+        "try:\n"
+        "    fast.Batch\n"
+        "except ImportError as error:\n"
+        "    print(type(error).__name__, error)\n"
+    )
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True).stdout.splitlines()  # fmt: skip
+    hint = 'FastEngineUnavailable the fast engine needs numba: pip install "cardarena[fast]"'
+    assert output == [hint] * 4

@@ -19,7 +19,6 @@ PICK or CHOOSE). The public kernels, stable for the other fast modules:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..engine.cards import BREAKTHROUGH, CHARGE, DRAIN, GUARD, LETHAL, WARD
 from ..engine.rules import (
@@ -31,7 +30,7 @@ from ..engine.rules import (
     RUNES,
     TURN_LIMIT,
 )
-from .generators import deal_decks
+from . import require_numba
 from .layout import (
     ACTIVE,
     BOARD_LIMIT,
@@ -87,6 +86,12 @@ from .layout import (
     VERSION,
     WINNER,
 )
+
+require_numba()
+
+from numba import njit  # noqa: E402
+
+from .generators import deal_decks  # noqa: E402
 
 # Phases, end reasons, action types and card types as the reference engine numbers them.
 DECK_BUILDING, BATTLE, ENDED = 0, 1, 2
