@@ -64,6 +64,9 @@ def test_random_games_through_both_engines(version: str) -> None:
         compare = random_differential_fast if FULL else random_differential
         failures += compare(version, seeds, rng_seed=first)
         assert len(failures) < 10, "\n".join(failures)
+        if FULL:  # progress, for a run of an hour or more
+            print(f"LOCM {version}: {seeds[-1] + 1} games compared, {len(failures)} differ "
+                  f"({time.perf_counter() - start:.0f} s)", flush=True)  # fmt: skip
     if FULL:
         print(f"\nLOCM {version}: {RANDOM_GAMES} random games compared after every action "
               f"with the reference engine, {len(failures)} differ "
