@@ -276,3 +276,11 @@ def test_without_numba_the_engine_says_how_to_get_it() -> None:
                             check=True).stdout.splitlines()  # fmt: skip
     hint = 'FastEngineUnavailable the fast engine needs numba: pip install "cardarena[fast]"'
     assert output == [hint] * 4
+
+
+def test_reset_games_writes_into_the_arrays_the_caller_holds() -> None:
+    batch = Batch.new("1.2", seeds=range(3))
+    state, cards = batch.state, batch.cards
+    batch.reset_games([0, 1, 2], [7, 8, 9])
+    assert batch.state is state and batch.cards is cards
+    assert compare_states(State.new("1.2", {"seed": 8}), batch.to_state(1)) == []

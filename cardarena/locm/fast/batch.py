@@ -103,15 +103,14 @@ class Batch:
         """
         rules = ruleset(version)
         league = rules.check_league(league)
-        given = sum(x is not None for x in (seeds, params))
-        if given > 1:
-            raise ValueError("give seeds or params, not both")
+        if sum(x is not None for x in (seeds, params, seed)) > 1:
+            raise ValueError("give one of seeds, params or seed")
         if params is not None:
             resolved = [game_parameters(rules.version, p) for p in params]
             if n is not None and n != len(resolved):
                 raise ValueError(f"n={n} but {len(resolved)} parameters")
             tables, subseeds = generators.tables_from_parameters(rules.version, resolved, league)
-            batch = cls._empty(rules.version, len(resolved), league, fill=False)
+            batch = cls._empty(rules.version, len(resolved), league)
             game_seed_array = np.array([p.seed for p in resolved], np.int64)
             batch._fill(np.arange(len(resolved)), game_seed_array, subseeds, tables)
             batch.params = list(resolved)
@@ -126,15 +125,15 @@ class Batch:
             game_seed_array = generators.game_seeds(seed, n)
         if n is not None and n != len(game_seed_array):
             raise ValueError(f"n={n} but {len(game_seed_array)} seeds or parameters")
-        batch = cls._empty(rules.version, len(game_seed_array), league, fill=False)
+        batch = cls._empty(rules.version, len(game_seed_array), league)
         batch._fill_from_seeds(np.arange(len(game_seed_array)), game_seed_array)
         return batch
 
     @classmethod
-    def _empty(cls, version: str, n: int, league: int, *, fill: bool = True) -> Batch:
-        """A batch of ``n`` games whose arrays are filled next (zeros, or nothing yet)."""
-        state = np.zeros((n if fill else 0, L.STATE_SIZE), np.int32)
-        cards = np.zeros((n if fill else 0, L.MAX_CARDS, L.CARD_FIELDS), np.int32)
+    def _empty(cls, version: str, n: int, league: int) -> Batch:
+        """A batch of ``n`` games whose arrays :meth:`_fill` makes next."""
+        state = np.zeros((0, L.STATE_SIZE), np.int32)
+        cards = np.zeros((0, L.MAX_CARDS, L.CARD_FIELDS), np.int32)
         return cls(version, state, cards, [None] * n, np.zeros(n, np.int64), league)
 
     def _fill_from_seeds(self, games: np.ndarray, seeds: np.ndarray) -> None:
@@ -155,8 +154,8 @@ class Batch:
             rows[:, L.SHUFFLE_SEED + 2 * player + 1] = (
                 (shuffle_seeds & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
             )
-        if len(games) == len(self) and (games == np.arange(len(self))).all():
-            self.state, self.cards = rows, tables  # the whole batch: no copies
+        if len(self.state) == 0:  # a new batch (from _empty): its arrays, no copies
+            self.state, self.cards = rows, tables
         else:
             self.state[games] = rows
             self.cards[games] = tables
