@@ -34,7 +34,6 @@ sys.path.insert(0, str(HERE))
 import engine as reference_benchmark  # noqa: E402 - benchmarks/engine.py, beside this file
 
 from cardarena.locm.engine.rules import VERSIONS  # noqa: E402
-from cardarena.locm.fast.playouts import play_random  # noqa: E402
 
 START_SCRIPT = """
 import numpy as np
@@ -50,6 +49,8 @@ for version in ("1.0", "1.2", "1.5"):
 
 def fast_games_per_s(version: str, games: int, runs: int) -> list[float]:
     """Games/s of ``play_random`` (CPU time), one figure per run."""
+    from cardarena.locm.fast.playouts import play_random  # numba: imported when measuring
+
     play_random(10, version, 0)  # compiled (or loaded from the cache) before timing
     rates = []
     for run in range(runs):
