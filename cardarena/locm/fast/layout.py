@@ -61,7 +61,13 @@ WINNER = 4
 """-1 while running or without a winner."""
 END_REASON = 5
 """An :class:`~..engine.state.EndReason` number."""
-INSTANCE_CARD = 6
+CARD_COUNT = 6
+"""Rows of ``cards[g]`` in use: 90 (a 1.0/1.2 draft), 120 (a 1.5 pool), or the number of
+distinct cards of a position built by hand or from text (no draft, no pool)."""
+SHUFFLE_SEED = 7
+"""The players' shuffle seeds (Java longs) as two int32 words each, high then low:
+``state[g, SHUFFLE_SEED + 2 * player]`` and ``+ 2 * player + 1`` (the battle start needs them)."""
+INSTANCE_CARD = SHUFFLE_SEED + 4
 """``state[g, INSTANCE_CARD + id]``: the card index of instance ``id`` (-1: unused)."""
 HEADER_SIZE = INSTANCE_CARD + MAX_IDS
 
@@ -126,3 +132,17 @@ RUNE_COUNT = len(RUNES)
 def player_offset(player: int) -> int:
     """The first column of ``player``'s block in a state row."""
     return PLAYER_0 + player * PLAYER_SIZE
+
+
+def seed_words(seed: int) -> tuple[int, int]:
+    """A Java long as the two int32 words a row stores (high, low), both signed."""
+    unsigned = seed & 0xFFFF_FFFF_FFFF_FFFF
+    high, low = unsigned >> 32, unsigned & 0xFFFF_FFFF
+    return (high - (1 << 32) if high >= 1 << 31 else high,
+            low - (1 << 32) if low >= 1 << 31 else low)  # fmt: skip
+
+
+def seed_from_words(high: int, low: int) -> int:
+    """The Java long of two stored words (the inverse of :func:`seed_words`)."""
+    unsigned = ((int(high) & 0xFFFF_FFFF) << 32) | (int(low) & 0xFFFF_FFFF)
+    return unsigned - (1 << 64) if unsigned >= 1 << 63 else unsigned
