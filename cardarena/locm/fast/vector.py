@@ -1,0 +1,292 @@
+"""The compiled loops of the vector environment: a whole step of N games in one call.
+
+One call applies the learner's action in every game, plays the compiled policies'
+moves (``random``, ``greedy``) until each game waits for the learner, for a callable
+policy, or has ended, then writes the masks, the observations and the rewards. The
+games are independent, so the loop runs over them on every core (``prange``): the
+Python side of a step stays a handful of calls whatever N is.
+
+Roles: 0 the learner, 1 the opponent, 2 the learner's deck building by a policy,
+3 the learner's battle by a policy. ``roles[g]`` says who must decide next in game g
+when that is a callable (0: nobody, the learner decides or the game has ended).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import require_numba
+
+require_numba()
+
+from numba import njit, prange  # noqa: E402 (after the one-line install hint)
+
+from .kernels import apply_action, legal_mask  # noqa: E402
+from .layout import (  # noqa: E402
+    ACTIVE,
+    CREATURE_SIZE,
+    K_ATTACK,
+    K_DEFENSE,
+    P_BOARD,
+    P_BOARD_COUNT,
+    P_CHOSEN_COUNT,
+    P_HEALTH,
+    PHASE,
+    PLAYER_0,
+    PLAYER_SIZE,
+    WINNER,
+)
+from .observation import observe_game  # noqa: E402
+from .playouts import greedy_action  # noqa: E402
+
+POLICY_RANDOM = 0
+POLICY_GREEDY = 1
+POLICY_CALLABLE = 2
+ROLE_LEARNER = 0
+ROLE_OPPONENT = 1
+ROLE_DECK = 2
+ROLE_BATTLE = 3
+SHAPING_HEALTH = 0
+SHAPING_BOARD = 1
+"""Shaping terms in the order of :data:`..envs.gym_env.SHAPING_TERMS`."""
+_DECK_BUILDING = 0
+_ENDED = 2
+
+
+@njit(cache=True, nogil=True)
+def player_to_act(game: np.ndarray) -> int:
+    """The player to decide: in deck building the one with fewer choices (P0 first)."""
+    if game[PHASE] == _DECK_BUILDING:
+        chosen_0 = game[PLAYER_0 + P_CHOSEN_COUNT]
+        chosen_1 = game[PLAYER_0 + PLAYER_SIZE + P_CHOSEN_COUNT]
+        return 1 if chosen_1 < chosen_0 else 0
+    return game[ACTIVE]
+
+
+@njit(cache=True, nogil=True)
+def _next_double(rng: np.ndarray, role: int) -> float:
+    """splitmix64 over ``rng[role]``: a uniform double in [0, 1)."""
+    x = rng[role] + np.uint64(0x9E3779B97F4A7C15)
+    rng[role] = x
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    x = x ^ (x >> np.uint64(31))
+    return (x >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, nogil=True)
+def _random_index(mask: np.ndarray, count: int, rng: np.ndarray, role: int) -> int:
+    """A uniformly drawn legal index of ``mask`` (``count`` of them are set)."""
+    k = int(_next_double(rng, role) * count)
+    for index in range(mask.shape[0]):
+        if mask[index]:
+            if k == 0:
+                return index
+            k -= 1
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _advance(
+    game: np.ndarray,
+    cards: np.ndarray,
+    seat: int,
+    learning: int,
+    policies: np.ndarray,
+    rng: np.ndarray,
+    mask: np.ndarray,
+) -> int:
+    """Play the compiled policies until the learner or a callable decides or the game
+    ends; ``mask`` is then the legal actions of the player to decide (all False once
+    ended). Returns the role of a callable that must decide, else 0."""
+    while True:
+        if game[PHASE] == _ENDED:
+            mask[:] = False
+            return ROLE_LEARNER
+        phase = game[PHASE]
+        player = player_to_act(game)
+        if player != seat:
+            role = ROLE_OPPONENT
+        elif learning < 0 or phase == learning:
+            role = ROLE_LEARNER
+        elif phase == _DECK_BUILDING:
+            role = ROLE_DECK
+        else:
+            role = ROLE_BATTLE
+        count = legal_mask(game, cards, mask)
+        if role == ROLE_LEARNER:
+            return ROLE_LEARNER
+        policy = policies[role]
+        if policy == POLICY_CALLABLE:
+            return role
+        if policy == POLICY_RANDOM:
+            index = _random_index(mask, count, rng, role)
+        else:
+            index = greedy_action(game, cards, mask, rng[role])
+        apply_action(game, cards, index)
+
+
+@njit(cache=True, nogil=True)
+def _potential(game: np.ndarray, seat: int, terms: np.ndarray, weights: np.ndarray) -> float:
+    """Σ weight × (mine − opponent's) / 30 over the shaping terms, in the single env's order."""
+    me = PLAYER_0 + seat * PLAYER_SIZE
+    opp = PLAYER_0 + (1 - seat) * PLAYER_SIZE
+    total = 0.0
+    for k in range(terms.shape[0]):
+        if terms[k] == SHAPING_HEALTH:
+            difference = game[me + P_HEALTH] - game[opp + P_HEALTH]
+        else:
+            difference = 0
+            for c in range(game[me + P_BOARD_COUNT]):
+                at = me + P_BOARD + c * CREATURE_SIZE
+                difference += game[at + K_ATTACK] + game[at + K_DEFENSE]
+            for c in range(game[opp + P_BOARD_COUNT]):
+                at = opp + P_BOARD + c * CREATURE_SIZE
+                difference -= game[at + K_ATTACK] + game[at + K_DEFENSE]
+        total += weights[k] * difference / 30.0
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _finish(
+    g: int,
+    game: np.ndarray,
+    cards: np.ndarray,
+    seat: int,
+    fresh: bool,
+    observations: np.ndarray,
+    offers_dirty: np.ndarray,
+    terms: np.ndarray,
+    weights: np.ndarray,
+    potentials: np.ndarray,
+    rewards: np.ndarray,
+    terminations: np.ndarray,
+) -> None:
+    """The learner's observation, and its reward and termination unless the game is new."""
+    observe_game(game, cards, seat, observations[g], offers_dirty[g])
+    offers_dirty[g] = game[PHASE] == _DECK_BUILDING
+    potential = _potential(game, seat, terms, weights) if terms.shape[0] else 0.0
+    if fresh:
+        potentials[g] = potential
+        return
+    reward = potential - potentials[g] if terms.shape[0] else 0.0
+    potentials[g] = potential
+    ended = game[PHASE] == _ENDED
+    if ended:
+        winner = game[WINNER]
+        if winner >= 0:
+            reward += 1.0 if winner == seat else -1.0
+    rewards[g] = reward
+    terminations[g] = ended
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def step_games(
+    state: np.ndarray,
+    cards: np.ndarray,
+    actions: np.ndarray,
+    skip: np.ndarray,
+    seats: np.ndarray,
+    learning: int,
+    policies: np.ndarray,
+    rng: np.ndarray,
+    masks: np.ndarray,
+    roles: np.ndarray,
+    observations: np.ndarray,
+    offers_dirty: np.ndarray,
+    terms: np.ndarray,
+    weights: np.ndarray,
+    potentials: np.ndarray,
+    rewards: np.ndarray,
+    terminations: np.ndarray,
+) -> None:
+    """The learner's action in every game but the ``skip`` ones, then the policies."""
+    for g in prange(state.shape[0]):
+        if skip[g]:
+            roles[g] = 0
+            continue
+        game = state[g]
+        apply_action(game, cards[g], actions[g])
+        roles[g] = _advance(game, cards[g], seats[g], learning, policies, rng[g], masks[g])
+        if roles[g] == ROLE_LEARNER:
+            _finish(g, game, cards[g], seats[g], False, observations, offers_dirty, terms,
+                    weights, potentials, rewards, terminations)  # fmt: skip
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def start_games(
+    state: np.ndarray,
+    cards: np.ndarray,
+    games: np.ndarray,
+    seats: np.ndarray,
+    learning: int,
+    policies: np.ndarray,
+    rng: np.ndarray,
+    masks: np.ndarray,
+    roles: np.ndarray,
+    observations: np.ndarray,
+    offers_dirty: np.ndarray,
+    terms: np.ndarray,
+    weights: np.ndarray,
+    potentials: np.ndarray,
+    rewards: np.ndarray,
+    terminations: np.ndarray,
+) -> None:
+    """New games: the policies play up to the learner's first decision (no reward)."""
+    for k in prange(games.shape[0]):
+        g = games[k]
+        game = state[g]
+        roles[g] = _advance(game, cards[g], seats[g], learning, policies, rng[g], masks[g])
+        if roles[g] == ROLE_LEARNER:
+            _finish(g, game, cards[g], seats[g], True, observations, offers_dirty, terms,
+                    weights, potentials, rewards, terminations)  # fmt: skip
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def continue_games(
+    state: np.ndarray,
+    cards: np.ndarray,
+    games: np.ndarray,
+    actions: np.ndarray,
+    seats: np.ndarray,
+    learning: int,
+    policies: np.ndarray,
+    rng: np.ndarray,
+    masks: np.ndarray,
+    roles: np.ndarray,
+    observations: np.ndarray,
+    offers_dirty: np.ndarray,
+    terms: np.ndarray,
+    weights: np.ndarray,
+    potentials: np.ndarray,
+    rewards: np.ndarray,
+    terminations: np.ndarray,
+    fresh: np.ndarray,
+) -> None:
+    """The callables' actions (``actions[k]`` in ``games[k]``), then the policies again."""
+    for k in prange(games.shape[0]):
+        g = games[k]
+        game = state[g]
+        apply_action(game, cards[g], actions[k])
+        roles[g] = _advance(game, cards[g], seats[g], learning, policies, rng[g], masks[g])
+        if roles[g] == ROLE_LEARNER:
+            _finish(g, game, cards[g], seats[g], fresh[g], observations, offers_dirty, terms,
+                    weights, potentials, rewards, terminations)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def players_to_act(state: np.ndarray, games: np.ndarray) -> np.ndarray:
+    """The player to decide in each listed game."""
+    players = np.empty(games.shape[0], np.int32)
+    for k in range(games.shape[0]):
+        players[k] = player_to_act(state[games[k]])
+    return players
+
+
+@njit(cache=True, nogil=True)
+def observe_games(
+    state: np.ndarray, cards: np.ndarray, games: np.ndarray, players: np.ndarray, out: np.ndarray
+) -> None:
+    """``out[k]``: game ``games[k]`` as ``players[k]`` sees it (the callables' input)."""
+    for k in range(games.shape[0]):
+        observe_game(state[games[k]], cards[games[k]], players[k], out[k], True)
