@@ -1,0 +1,291 @@
+"""A batch of LOCM games over two arrays: the API a researcher uses directly.
+
+    >>> from cardarena.locm.fast import Batch
+    >>> batch = Batch.new("1.2", seeds=range(1000))
+    >>> masks = batch.masks()             # bool [1000, actions]: the player to act's
+    >>> batch.step(actions)                # one action index per game
+
+Every per-step operation is one call into compiled code for the whole batch. The
+arrays are public: ``state[N, STATE_SIZE]`` and ``cards[N, MAX_CARDS, CARD_FIELDS]``
+(int32, see :mod:`.layout`); a game is one row of each, and :meth:`Batch.to_state` /
+:meth:`Batch.set_state` hand it to and from the reference engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..encoding.encoder import ActionLayout, action_layout
+from ..engine.params import GameParameters, game_parameters, random_seed, resolve_parameters
+from ..engine.rules import ruleset
+from ..engine.state import State
+from . import generators, kernels
+from . import layout as L
+from .convert import row_from_state, state_from_row
+
+ParamsLike = Mapping[str, object] | GameParameters
+
+
+class IllegalBatchAction(ValueError):
+    """An action given to :meth:`Batch.step` is not legal in its game (one line)."""
+
+
+_TEMPLATES: dict[str, np.ndarray] = {}
+
+
+def _template(version: str) -> np.ndarray:
+    """The row of a new game before its seeds and card count (the same for every game)."""
+    row = _TEMPLATES.get(version)
+    if row is None:
+        state = State.new_battle(version)
+        state.phase = State.new(version, {"seed": 0}).phase  # deck building
+        state.turn = -1
+        row, _cards = row_from_state(state)
+        row[L.CARD_COUNT] = 0
+        _TEMPLATES[version] = row
+    return row
+
+
+class Batch:
+    """N games of one LOCM version, stepped together by compiled kernels.
+
+    An action given for a game that has ended is skipped (its index is ignored), so a
+    batch can be stepped until every game is over; an illegal action for a running game
+    raises :class:`IllegalBatchAction` naming the game and the action, and nothing is
+    applied to any game.
+    """
+
+    def __init__(
+        self,
+        version: str,
+        state: np.ndarray,
+        cards: np.ndarray,
+        params: list[GameParameters | None],
+        seeds: np.ndarray,
+        league: int = 4,
+    ) -> None:
+        """The arrays as they are (use :meth:`new` to start games)."""
+        self.version = ruleset(version).version
+        self.layout: ActionLayout = action_layout(self.version)
+        self.state = state
+        """int32 [N, STATE_SIZE]: one row per game (:mod:`.layout`)."""
+        self.cards = cards
+        """int32 [N, MAX_CARDS, CARD_FIELDS]: each game's draft offers or 1.5 pool."""
+        self.params = params
+        """Each game's parameters, where given; None: derived from :attr:`seeds`."""
+        self.seeds = seeds
+        """int64 [N]: each game's ``seed`` (its parameters when :attr:`params` has None)."""
+        self.league = league
+        self._status = np.zeros(len(state), np.int8)
+        self._id_maps: dict[int, dict[int, int]] = {}
+
+    # --- creating games -----------------------------------------------------------------
+
+    @classmethod
+    def new(
+        cls,
+        version: str,
+        n: int | None = None,
+        *,
+        seeds: Iterable[int] | None = None,
+        params: Sequence[ParamsLike] | None = None,
+        seed: int | None = None,
+        league: int = 4,
+    ) -> Batch:
+        """New games at the start of deck building.
+
+        Give per-game ``seeds`` (each game is ``State.new(version, {"seed": s})``),
+        per-game ``params`` (any official parameters), or ``n`` with one ``seed`` from
+        which the game seeds are drawn (:func:`.generators.game_seeds`; without it, at
+        random). The same seeds give the same games as the reference engine.
+        """
+        rules = ruleset(version)
+        league = rules.check_league(league)
+        given = sum(x is not None for x in (seeds, params))
+        if given > 1:
+            raise ValueError("give seeds or params, not both")
+        if params is not None:
+            resolved = [game_parameters(rules.version, p) for p in params]
+            game_seed_array = np.array([p.seed for p in resolved], np.int64)
+            batch = cls._empty(rules.version, len(resolved), league)
+            batch.seeds[:] = game_seed_array
+            batch.params = list(resolved)
+            for i, p in enumerate(resolved):
+                batch._fill_from_parameters(i, p)
+            return batch
+        if seeds is not None:
+            game_seed_array = np.fromiter((int(s) for s in seeds), np.int64)
+        else:
+            if n is None:
+                raise ValueError("give n (with an optional seed), seeds or params")
+            if seed is None:
+                seed = random_seed()
+            game_seed_array = generators.game_seeds(seed, n)
+        if n is not None and n != len(game_seed_array):
+            raise ValueError(f"n={n} but {len(game_seed_array)} seeds or parameters")
+        batch = cls._empty(rules.version, len(game_seed_array), league)
+        batch._fill_from_seeds(np.arange(len(game_seed_array)), game_seed_array)
+        return batch
+
+    @classmethod
+    def _empty(cls, version: str, n: int, league: int) -> Batch:
+        state = np.empty((n, L.STATE_SIZE), np.int32)
+        cards = np.zeros((n, L.MAX_CARDS, L.CARD_FIELDS), np.int32)
+        return cls(version, state, cards, [None] * n, np.zeros(n, np.int64), league)
+
+    def _fill_from_seeds(self, games: np.ndarray, seeds: np.ndarray) -> None:
+        """New games ``games`` from their seeds (compiled generators)."""
+        subseeds = generators.derive_subseeds(self.version, seeds)
+        self.cards[games] = generators.tables_from_subseeds(self.version, subseeds, self.league)
+        rows = np.repeat(_template(self.version)[None, :], len(games), axis=0)
+        names = generators.subseed_names(self.version)
+        rows[:, L.CARD_COUNT] = L.MAX_CARDS if self.version == "1.5" else 3 * 30
+        for player in (0, 1):
+            shuffle_seeds = subseeds[:, names.index(f"shufflePlayer{player}Seed")]
+            rows[:, L.SHUFFLE_SEED + 2 * player] = (shuffle_seeds >> 32).astype(np.int32)
+            rows[:, L.SHUFFLE_SEED + 2 * player + 1] = (shuffle_seeds & 0xFFFFFFFF).astype(
+                np.uint32
+            ).view(np.int32)
+        self.state[games] = rows
+        self.seeds[games] = seeds
+        for g in games.tolist():
+            self.params[g] = None
+            self._id_maps.pop(g, None)
+
+    def _fill_from_parameters(self, game: int, params: GameParameters) -> None:
+        state = State.new(self.version, params, self.league)
+        self.state[game], self.cards[game] = row_from_state(state)
+        self._id_maps.pop(game, None)
+
+    # --- reading ------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.state)
+
+    def masks(self, out: np.ndarray | None = None) -> np.ndarray:
+        """bool [N, layout.size]: the legal actions of each game's player to act (all
+        False for an ended game), in the environments' action layout."""
+        if out is None:
+            out = np.empty((len(self), self.layout.size), bool)
+        kernels.legal_masks(self.state, self.cards, out)
+        return out
+
+    @property
+    def terminal(self) -> np.ndarray:
+        """bool [N]: the games that have ended."""
+        return self.state[:, L.PHASE] == kernels.ENDED
+
+    @property
+    def winners(self) -> np.ndarray:
+        """int8 [N]: the winner of each game, -1 while running (or without a winner)."""
+        return self.state[:, L.WINNER].astype(np.int8)
+
+    @property
+    def end_reasons(self) -> np.ndarray:
+        """int8 [N]: :class:`~..engine.state.EndReason` numbers (0 while running)."""
+        return self.state[:, L.END_REASON].astype(np.int8)
+
+    @property
+    def current_player(self) -> np.ndarray:
+        """int8 [N]: the player to act (in deck building, the one with fewer choices)."""
+        chosen0 = self.state[:, L.PLAYER_0 + L.P_CHOSEN_COUNT]
+        chosen1 = self.state[:, L.PLAYER_1 + L.P_CHOSEN_COUNT]
+        building = self.state[:, L.PHASE] == kernels.DECK_BUILDING
+        return np.where(building, chosen1 < chosen0, self.state[:, L.ACTIVE]).astype(np.int8)
+
+    @property
+    def turns(self) -> np.ndarray:
+        """int32 [N]: the reference engine's ``State.turn`` (-1 during deck building)."""
+        return self.state[:, L.TURN].copy()
+
+    @property
+    def health(self) -> np.ndarray:
+        """int32 [N, 2]: both players' health."""
+        return self.state[:, [L.PLAYER_0 + L.P_HEALTH, L.PLAYER_1 + L.P_HEALTH]].copy()
+
+    # --- acting -------------------------------------------------------------------------
+
+    def step(self, actions: np.ndarray | Sequence[int]) -> None:
+        """Apply one action index per game (ignored for ended games); all or nothing:
+        an illegal action raises :class:`IllegalBatchAction` and changes no game."""
+        chosen = np.asarray(actions)
+        if chosen.shape != (len(self),):
+            raise ValueError(f"expected {len(self)} actions, got shape {chosen.shape}")
+        chosen = chosen.astype(np.int64, copy=False)
+        first = kernels.step_games(self.state, self.cards, chosen, self._status)
+        if first >= 0:
+            raise IllegalBatchAction(
+                f"game {first}: {self.layout.describe(int(chosen[first]))} is not legal for "
+                f"player {int(self.current_player[first])} (no game was changed)"
+            )
+
+    # --- the reference engine -----------------------------------------------------------
+
+    def game_parameters(self, i: int) -> GameParameters:
+        """The parameters of game ``i`` (resolved from its seed if not given)."""
+        params = self.params[i]
+        if params is None:
+            params = resolve_parameters(self.version, {"seed": int(self.seeds[i])})
+            self.params[i] = params
+        return params
+
+    def to_state(self, i: int) -> State:
+        """Game ``i`` as a reference :class:`State` (a copy: changing it changes nothing here)."""
+        return state_from_row(self.state[i], self.cards[i], self.game_parameters(i),
+                              self.version, self.league, self._id_maps.get(i))  # fmt: skip
+
+    def set_state(self, i: int, state: State) -> None:
+        """Put a reference state (of this version) into game ``i``."""
+        if state.version != self.version:
+            raise ValueError(f"the state is LOCM {state.version}, the batch {self.version}")
+        ids: dict[int, int] = {}
+        self.state[i], self.cards[i] = row_from_state(state, ids)
+        self.params[i] = state.params
+        self.seeds[i] = state.params.seed
+        if ids:
+            self._id_maps[i] = ids
+        else:
+            self._id_maps.pop(i, None)
+
+    def clone(self) -> Batch:
+        """An independent copy of every game."""
+        copy = Batch(self.version, self.state.copy(), self.cards.copy(), list(self.params),
+                     self.seeds.copy(), self.league)  # fmt: skip
+        copy._id_maps = {i: dict(m) for i, m in self._id_maps.items()}
+        return copy
+
+    def reset_games(self, games: np.ndarray | Sequence[int], seeds: Iterable[int]) -> None:
+        """Start new games in place of ``games`` (a boolean mask or indexes), one seed each."""
+        index = np.asarray(games)
+        if index.dtype == bool:
+            index = np.flatnonzero(index)
+        new_seeds = np.fromiter((int(s) for s in seeds), np.int64)
+        if len(new_seeds) != len(index):
+            raise ValueError(f"{len(index)} games to reset but {len(new_seeds)} seeds")
+        if len(index):
+            self._fill_from_seeds(index.astype(np.int64), new_seeds)
+
+    def observe(self, players: np.ndarray | Sequence[int] | None = None,
+                out: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+        """float32 [N, observation size]: each game as ``players[g]`` sees it (default:
+        the player to act), equal to the environments' Encoder.observe."""
+        from .observation import observe_batch  # written with the vector environment
+
+        seen = self.current_player if players is None else np.asarray(players, np.int8)
+        if out is None:
+            from ..encoding.encoder import observation_layout
+
+            out = np.empty((len(self), observation_layout(self.version).size), np.float32)
+        observe_batch(self.state, self.cards, seen, out)
+        return out
+
+    def __repr__(self) -> str:
+        done = int(self.terminal.sum())
+        return f"<Batch LOCM {self.version}: {len(self)} games, {done} ended>"
+
+
+def describe(value: Any) -> str:  # pragma: no cover - a tiny helper for error messages
+    return repr(value)

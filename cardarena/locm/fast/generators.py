@@ -1,0 +1,550 @@
+"""Compiled game creation: sub-seeds, draft triples, the 1.5 card pool, deck shuffles.
+
+Everything random that happens before the first battle turn, drawn exactly as the
+reference engine draws it (:mod:`cardarena.locm.engine.params`,
+:mod:`~cardarena.locm.engine.deckbuilding`, :func:`~cardarena.locm.engine.cards.generate_cards`,
+``State._start_battle``), so that a game of the batch engine is the reference game
+of the same parameters, card for card and id for id.
+
+Python entry points (arrays in, arrays out):
+
+* :func:`game_seeds` — N game seeds drawn from one seed (what ``play_random`` uses);
+* :func:`derive_subseeds` — every official sub-seed of N seeds, ``[N, k]`` int64;
+* :func:`create_tables` — the card tables and sub-seeds of N games from their seeds;
+* :func:`tables_from_subseeds` — the card tables from given sub-seeds;
+* :func:`tables_from_parameters` — from reference :class:`GameParameters` (predefined
+  cards go through the reference code: see there);
+* :func:`reference_parameters` — one game's seed and sub-seeds back to GameParameters.
+
+Compiled kernels for other compiled code (numba ``@njit``; call them from ``@njit``):
+:func:`fill_draft_table`, :func:`fill_constructed_table`, :func:`shuffle_deck`,
+:func:`deal_decks`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+
+from ..engine.cards import (
+    _AREA_TABLE,
+    _DRAW_TABLE,
+    _KEYWORD_BITS_IN_ORDER,
+    _KEYWORD_COUNT_TABLE,
+    _KEYWORD_PROPS,
+    _MANA_TABLE,
+    _MY_HEALTH_TABLE,
+    _OPP_HEALTH_TABLE,
+    _TYPE_TABLE,
+    CARD_LIST,
+    CARDS_IN_CONSTRUCTED,
+    Card,
+    draft_pool_cards,
+)
+from ..engine.deckbuilding import DRAFT_POOL_SIZE, constructed_pool, draft_triples
+from ..engine.params import SEED_NAMES, GameParameters, resolve_parameters
+from ..engine.rules import DECK_SIZE, ruleset
+from .javarandom import next_double, next_int, next_int32, next_long, scramble, shuffle
+from .layout import (
+    C_AREA,
+    C_ATTACK,
+    C_BASE_ID,
+    C_COST,
+    C_DEFENSE,
+    C_DRAW,
+    C_KEYWORDS,
+    C_MY_HEALTH,
+    C_OPP_HEALTH,
+    C_TYPE,
+    CARD_FIELDS,
+    INSTANCE_CARD,
+    MAX_CARDS,
+    MAX_IDS,
+    P_CHOSEN,
+    P_DECK,
+    P_DECK_END,
+    P_DECK_TOP,
+    P_HAND,
+    P_HAND_COUNT,
+    PLAYER_0,
+    PLAYER_SIZE,
+    VERSION,
+    VERSION_CODES,
+)
+
+# --- the card data, as arrays (built once at import) -------------------------------------
+
+
+def card_row(card: Card) -> list[int]:
+    """A card's fields in the order of the ``C_*`` columns of :mod:`.layout`."""
+    row = [0] * CARD_FIELDS
+    row[C_BASE_ID] = card.base_id
+    row[C_TYPE] = card.type
+    row[C_COST] = card.cost
+    row[C_ATTACK] = card.attack
+    row[C_DEFENSE] = card.defense
+    row[C_KEYWORDS] = card.keywords
+    row[C_MY_HEALTH] = card.my_health
+    row[C_OPP_HEALTH] = card.opp_health
+    row[C_DRAW] = card.draw
+    row[C_AREA] = card.area
+    return row
+
+
+def card_rows(cards: Sequence[Card]) -> np.ndarray:
+    """Cards as an ``int32[len(cards), CARD_FIELDS]`` table."""
+    table = np.zeros((len(cards), CARD_FIELDS), dtype=np.int32)
+    for index, card in enumerate(cards):
+        table[index] = card_row(card)
+    return table
+
+
+CARD_TABLE: np.ndarray = card_rows(CARD_LIST)
+"""The 160 cards of 1.0/1.2 (row ``base_id - 1``), from the package's own card list."""
+_ROW_OF_BASE_ID = {card.base_id: row for row, card in enumerate(CARD_LIST)}
+
+
+def draft_pool_rows(version: str, league: int = 4) -> np.ndarray:
+    """The rows of :data:`CARD_TABLE` a draft of ``version`` may offer at ``league``,
+    in the reference order (``draft_pool_cards``; 1.2 and league >= 4: all 160)."""
+    allowed = draft_pool_cards(ruleset(version).draft_league(league))
+    return np.array([_ROW_OF_BASE_ID[card.base_id] for card in allowed], dtype=np.int32)
+
+
+# The 1.5 generator's weighted tables in search order (ascending weight), as arrays.
+_TYPE_VALUES = np.array([value for value, _w in _TYPE_TABLE.entries], dtype=np.int64)
+_TYPE_WEIGHTS = np.array([weight for _v, weight in _TYPE_TABLE.entries])
+_TYPE_TOTAL = float(_TYPE_TABLE.total)
+_MANA_VALUES = np.array([value for value, _w in _MANA_TABLE.entries], dtype=np.int64)
+_MANA_WEIGHTS = np.array([weight for _v, weight in _MANA_TABLE.entries])
+_MANA_TOTAL = float(_MANA_TABLE.total)
+_COUNT_VALUES = np.array([entry[0] for entry in _KEYWORD_COUNT_TABLE.entries], dtype=np.int64)
+_COUNT_WEIGHTS = np.array([entry[1] for entry in _KEYWORD_COUNT_TABLE.entries])
+_COUNT_TOTAL = float(_KEYWORD_COUNT_TABLE.total)
+_KEYWORD_BITS = np.array(_KEYWORD_BITS_IN_ORDER, dtype=np.int64)
+assert all(props[1:] == (1.0, 1.0, 1.0) for props in _KEYWORD_PROPS)  # weight, mult, add
+_KEYWORD_MULT = 1.0
+_KEYWORD_ADD = 1.0
+
+# The four budget properties (area, draw, my health, opp health): one table each,
+# rows of a [4, 5] array (padded with zero weights, which the search never reaches).
+_SLOT_AREA, _SLOT_KEYWORDS, _SLOT_DRAW, _SLOT_MY_HEALTH, _SLOT_OPP_HEALTH = range(5)
+"""The property order's slots, as the reference ``generate_cards`` starts them."""
+_PROPERTY_TABLES = {
+    _SLOT_AREA: _AREA_TABLE,
+    _SLOT_DRAW: _DRAW_TABLE,
+    _SLOT_MY_HEALTH: _MY_HEALTH_TABLE,
+    _SLOT_OPP_HEALTH: _OPP_HEALTH_TABLE,
+}
+_PROPERTY_LEN = np.zeros(5, dtype=np.int64)
+_PROPERTY_TOTAL = np.zeros(5)
+_PROPERTY_VALUES = np.zeros((5, 5), dtype=np.int64)
+_PROPERTY_WEIGHTS = np.zeros((5, 5))
+_PROPERTY_MULT = np.ones((5, 5))
+_PROPERTY_ADD = np.zeros((5, 5))
+for _slot, _table in _PROPERTY_TABLES.items():
+    _PROPERTY_LEN[_slot] = len(_table.entries)
+    _PROPERTY_TOTAL[_slot] = _table.total
+    for _k, (_value, _weight, _mult, _add) in enumerate(_table.entries):
+        _PROPERTY_VALUES[_slot, _k] = _value
+        _PROPERTY_WEIGHTS[_slot, _k] = _weight
+        _PROPERTY_MULT[_slot, _k] = _mult
+        _PROPERTY_ADD[_slot, _k] = _add
+_BONUS_MEAN = 1.0
+_BONUS_STD = 2.0
+_MAX_COST = int(_MANA_VALUES.max())
+_CREATURE, _GREEN, _RED, _BLUE = range(4)
+
+
+# --- seeds ---------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _game_seeds(seed: int, count: int) -> np.ndarray:
+    out = np.empty(count, dtype=np.int64)
+    state = scramble(seed)
+    for game in range(count):
+        out[game], state = next_long(state)
+    return out
+
+
+def game_seeds(seed: int, count: int) -> np.ndarray:
+    """``count`` game seeds from one: ``new Random(seed)``'s first ``count`` ``nextLong()``.
+
+    Each game is then reproducible by the reference engine from its own seed alone
+    (``State.new(version, {"seed": game_seeds(seed, n)[g]})``).
+    """
+    return _game_seeds(int(seed), int(count))
+
+
+@njit(cache=True, nogil=True)
+def _derive_subseeds(seeds: np.ndarray, names: int) -> np.ndarray:
+    out = np.empty((seeds.shape[0], names), dtype=np.int64)
+    for game in range(seeds.shape[0]):
+        state = scramble(seeds[game])
+        for name in range(names):
+            out[game, name], state = next_long(state)
+    return out
+
+
+def subseed_names(version: str) -> tuple[str, ...]:
+    """The sub-seeds of ``version`` in derivation order: the columns of a sub-seed row."""
+    return SEED_NAMES[ruleset(version).draft]
+
+
+def derive_subseeds(version: str, seeds: np.ndarray) -> np.ndarray:
+    """``[N, k]`` int64: every sub-seed of each ``seed``, as ``resolve_parameters`` derives
+    them (successive ``nextLong()`` of ``Random(seed)``, columns :func:`subseed_names`)."""
+    seeds = np.ascontiguousarray(seeds, dtype=np.int64).reshape(-1)
+    return _derive_subseeds(seeds, len(subseed_names(version)))
+
+
+# --- 1.0 / 1.2 draft -------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def fill_draft_table(
+    table: np.ndarray, draft_seed: int, allowed_rows: np.ndarray, card_table: np.ndarray
+) -> None:
+    """The 30 draft triples of ``draftChoicesSeed`` into ``table[3 * turn + pick, :]``.
+
+    ``allowed_rows``: the rows of ``card_table`` the draft may offer, in the reference
+    order (:func:`draft_pool_rows`); as ``deckbuilding.draft_triples`` draws them.
+    """
+    allowed = allowed_rows.shape[0]
+    size = min(DRAFT_POOL_SIZE, allowed)
+    pool = np.empty(size, dtype=np.int64)
+    seen = np.zeros(allowed, dtype=np.bool_)
+    state = scramble(draft_seed)
+    found = 0
+    while found < size:
+        index, state = next_int(state, allowed)
+        if not seen[index]:
+            seen[index] = True
+            pool[found] = index
+            found += 1
+    for turn in range(DECK_SIZE):
+        pick, state = next_int(state, size)
+        first = pool[pick]
+        pick, state = next_int(state, size)
+        second = pool[pick]
+        while second == first:
+            pick, state = next_int(state, size)
+            second = pool[pick]
+        pick, state = next_int(state, size)
+        third = pool[pick]
+        while third in (first, second):
+            pick, state = next_int(state, size)
+            third = pool[pick]
+        table[3 * turn, :] = card_table[allowed_rows[first], :]
+        table[3 * turn + 1, :] = card_table[allowed_rows[second], :]
+        table[3 * turn + 2, :] = card_table[allowed_rows[third], :]
+
+
+@njit(cache=True, nogil=True)
+def _fill_draft_tables(
+    cards: np.ndarray, draft_seeds: np.ndarray, allowed_rows: np.ndarray, card_table: np.ndarray
+) -> None:
+    for game in range(draft_seeds.shape[0]):
+        fill_draft_table(cards[game], draft_seeds[game], allowed_rows, card_table)
+
+
+# --- 1.5 card generator -----------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _search(x: float, weights: np.ndarray, length: int) -> int:
+    """The official weighted-choice loop: subtract weights in order until ``x <= 0``."""
+    for index in range(length):
+        x -= weights[index]
+        if x <= 0:
+            return index
+    return length - 1
+
+
+@njit(cache=True, nogil=True)
+def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
+    """The 120 cards of ``cardGenSeed`` into ``table`` (baseIds 0..119, cost order), as
+    ``cards.generate_cards`` with the Java double streams makes them.
+
+    The 11 private generators are drawn lazily, card by card: each has its own state,
+    so the numbers are those the reference draws in advance.
+    """
+    count = table.shape[0]
+    parent = scramble(card_gen_seed)
+    sub = np.empty(11, dtype=np.int64)
+    for k in range(11):
+        seed32, parent = next_int32(parent)
+        sub[k] = scramble(seed32)
+    type_rng, mana_rng, area_rng, order_rng, count_rng, keyword_rng = (
+        sub[0], sub[1], sub[2], sub[3], sub[4], sub[5]
+    )  # fmt: skip
+    draw_rng, my_rng, opp_rng, attack_rng, defense_rng = sub[6], sub[7], sub[8], sub[9], sub[10]
+    order = np.arange(5, dtype=np.int64)  # the property order, shuffled from card to card
+    generated = np.empty((count, CARD_FIELDS), dtype=np.int32)
+    for i in range(count):
+        u, type_rng = next_double(type_rng)
+        card_type = _TYPE_VALUES[_search(u * _TYPE_TOTAL, _TYPE_WEIGHTS, _TYPE_WEIGHTS.shape[0])]
+        u, mana_rng = next_double(mana_rng)
+        mana = _MANA_VALUES[_search(u * _MANA_TOTAL, _MANA_WEIGHTS, _MANA_WEIGHTS.shape[0])]
+        budget = float(mana)
+        order_rng = shuffle(order, order_rng)
+        chosen = np.zeros(5, dtype=np.int64)
+        for position in range(5):
+            slot = order[position]
+            if slot != _SLOT_KEYWORDS:
+                if slot == _SLOT_AREA:
+                    u, area_rng = next_double(area_rng)
+                elif slot == _SLOT_DRAW:
+                    u, draw_rng = next_double(draw_rng)
+                elif slot == _SLOT_MY_HEALTH:
+                    u, my_rng = next_double(my_rng)
+                else:
+                    u, opp_rng = next_double(opp_rng)
+                entry = _search(
+                    u * _PROPERTY_TOTAL[slot], _PROPERTY_WEIGHTS[slot], _PROPERTY_LEN[slot]
+                )
+                mult = _PROPERTY_MULT[slot, entry]
+                add = _PROPERTY_ADD[slot, entry]
+                spent = budget * mult - add
+                if spent < 0:
+                    budget = (spent + add) / mult  # the official undo, rounding and all
+                else:
+                    budget = spent
+                    chosen[slot] = _PROPERTY_VALUES[slot, entry]
+                continue
+            if card_type == _BLUE:
+                continue
+            u, count_rng = next_double(count_rng)
+            wanted = _COUNT_VALUES[
+                _search(u * _COUNT_TOTAL, _COUNT_WEIGHTS, _COUNT_WEIGHTS.shape[0])
+            ]
+            keywords = 0
+            for _k in range(wanted):
+                u, keyword_rng = next_double(keyword_rng)
+                open_count = 0
+                for bit in _KEYWORD_BITS:
+                    if not keywords & bit:
+                        open_count += 1
+                x = u * open_count
+                spent = budget * _KEYWORD_MULT - _KEYWORD_ADD
+                if spent < 0:
+                    budget = (spent + _KEYWORD_ADD) / _KEYWORD_MULT
+                    break
+                budget = spent
+                # All keyword weights are 1: the loop stops at the first open k with x <= k + 1.
+                wanted_position = max(0, int(np.ceil(x)) - 1)
+                for bit in _KEYWORD_BITS:
+                    if not keywords & bit:
+                        if wanted_position == 0:
+                            keywords |= bit
+                            break
+                        wanted_position -= 1
+            chosen[_SLOT_KEYWORDS] = keywords
+        u, attack_rng = next_double(attack_rng)
+        attack = int(budget + (u * _BONUS_STD + _BONUS_MEAN))
+        u, defense_rng = next_double(defense_rng)
+        defense = int(budget + (u * _BONUS_STD + _BONUS_MEAN))
+        if card_type == _CREATURE:
+            attack, defense = max(attack, 0), max(defense, 1)
+        elif card_type == _BLUE:
+            attack, defense = 0, max(defense, 0)
+        else:
+            attack, defense = max(attack, 0), max(defense, 0)
+        if card_type >= _RED:
+            attack, defense = -attack, -defense
+        generated[i, C_TYPE] = card_type
+        generated[i, C_COST] = mana
+        generated[i, C_ATTACK] = attack
+        generated[i, C_DEFENSE] = defense
+        generated[i, C_KEYWORDS] = chosen[_SLOT_KEYWORDS]
+        generated[i, C_MY_HEALTH] = chosen[_SLOT_MY_HEALTH]
+        generated[i, C_OPP_HEALTH] = chosen[_SLOT_OPP_HEALTH]
+        generated[i, C_DRAW] = chosen[_SLOT_DRAW]
+        generated[i, C_AREA] = chosen[_SLOT_AREA]
+    # Stable sort by cost (a counting sort), then number 0..count-1.
+    base_id = 0
+    for cost in range(_MAX_COST + 1):
+        for i in range(count):
+            if generated[i, C_COST] == cost:
+                table[base_id, :] = generated[i, :]
+                table[base_id, C_BASE_ID] = base_id
+                base_id += 1
+
+
+@njit(cache=True, nogil=True)
+def _fill_constructed_tables(cards: np.ndarray, card_gen_seeds: np.ndarray) -> None:
+    for game in range(card_gen_seeds.shape[0]):
+        fill_constructed_table(cards[game, :CARDS_IN_CONSTRUCTED], card_gen_seeds[game])
+
+
+# --- deck shuffles at battle start --------------------------------------------------------
+
+_IDS_AFTER_SHUFFLE = np.zeros(len(VERSION_CODES), dtype=np.bool_)
+for _version, _code in VERSION_CODES.items():
+    _IDS_AFTER_SHUFFLE[_code] = ruleset(_version).ids_after_shuffle
+
+
+@njit(cache=True, nogil=True)
+def shuffle_deck(
+    chosen: np.ndarray,
+    shuffle_seed: int,
+    player: int,
+    ids_after_shuffle: bool,
+    ids_out: np.ndarray,
+    cards_out: np.ndarray,
+) -> None:
+    """One player's deck as ``State._start_battle`` makes it, top first.
+
+    ``chosen``: the player's 30 card indexes in choice order; ``shuffle_seed``: its
+    ``shufflePlayer{player}Seed``. Writes the instance ids (``ids_out``) and card
+    indexes (``cards_out``) in deck order. ``ids_after_shuffle`` (1.0/1.2): the cards
+    are shuffled, then numbered ``2 * i + player + 1``; otherwise (1.5) they are
+    numbered in choice order ``60 * player + 2 * k`` (player 0 has 0, 2, .. 58,
+    player 1 continues at 60) and the numbered instances are shuffled.
+    """
+    count = chosen.shape[0]
+    position = np.arange(count)
+    shuffle(position, scramble(shuffle_seed))
+    for i in range(count):
+        k = position[i]
+        cards_out[i] = chosen[k]
+        if ids_after_shuffle:
+            ids_out[i] = 2 * i + player + 1
+        else:
+            ids_out[i] = 2 * count * player + 2 * k
+
+
+@njit(cache=True, nogil=True)
+def deal_decks(row: np.ndarray, shuffle_seed_0: int, shuffle_seed_1: int) -> None:
+    """Both players' decks and starting hands into a state row, as ``_start_battle``.
+
+    Reads ``row[VERSION]`` and each player's ``P_CHOSEN`` (30 card indexes); writes
+    ``INSTANCE_CARD`` (every id: -1, then the 60 deck cards), ``P_DECK`` (the
+    shuffled ids, top first), the first ``4 + player`` of them into ``P_HAND``
+    (``P_HAND_COUNT``), and ``P_DECK_TOP = 4 + player``, ``P_DECK_END = 30``: the deck
+    is ``deck[top:end]``. Phase, turn and the first ``start_turn`` are the caller's.
+    """
+    ids_after_shuffle = _IDS_AFTER_SHUFFLE[row[VERSION]]
+    for instance in range(MAX_IDS):
+        row[INSTANCE_CARD + instance] = -1
+    ids = np.empty(DECK_SIZE, dtype=np.int64)
+    deck_cards = np.empty(DECK_SIZE, dtype=np.int64)
+    for player in range(2):
+        base = PLAYER_0 + player * PLAYER_SIZE
+        seed = shuffle_seed_0 if player == 0 else shuffle_seed_1
+        shuffle_deck(
+            row[base + P_CHOSEN : base + P_CHOSEN + DECK_SIZE],
+            seed,
+            player,
+            ids_after_shuffle,
+            ids,
+            deck_cards,
+        )
+        for i in range(DECK_SIZE):
+            row[base + P_DECK + i] = ids[i]
+            row[INSTANCE_CARD + ids[i]] = deck_cards[i]
+        hand_size = 4 + player
+        for i in range(hand_size):
+            row[base + P_HAND + i] = ids[i]
+        row[base + P_HAND_COUNT] = hand_size
+        row[base + P_DECK_TOP] = hand_size
+        row[base + P_DECK_END] = DECK_SIZE
+
+
+# --- Python entry points ----------------------------------------------------------------------
+
+
+def empty_tables(count: int) -> np.ndarray:
+    """``int32[count, MAX_CARDS, CARD_FIELDS]`` zeros: card tables to fill."""
+    return np.zeros((count, MAX_CARDS, CARD_FIELDS), dtype=np.int32)
+
+
+def tables_from_subseeds(version: str, subseeds: np.ndarray, league: int = 4) -> np.ndarray:
+    """The card tables of N games from their sub-seed rows (columns :func:`subseed_names`):
+    the 30 draft triples (1.0/1.2, rows ``3 * turn + pick``) or the 120-card pool (1.5)."""
+    rules = ruleset(version)
+    names = subseed_names(rules.version)
+    subseeds = np.ascontiguousarray(subseeds, dtype=np.int64).reshape(-1, len(names))
+    cards = empty_tables(subseeds.shape[0])
+    if rules.draft:
+        draft_seeds = np.ascontiguousarray(subseeds[:, names.index("draftChoicesSeed")])
+        _fill_draft_tables(cards, draft_seeds, draft_pool_rows(rules.version, league), CARD_TABLE)
+    else:
+        card_gen_seeds = np.ascontiguousarray(subseeds[:, names.index("cardGenSeed")])
+        _fill_constructed_tables(cards, card_gen_seeds)
+    return cards
+
+
+def create_tables(
+    version: str, seeds: np.ndarray, league: int = 4
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(cards, subseeds)`` of N games, each game given by its ``seed`` alone (as
+    ``State.new(version, {"seed": seed}, league)``): ``cards[N, MAX_CARDS, CARD_FIELDS]``
+    int32 and ``subseeds[N, k]`` int64 (columns :func:`subseed_names`)."""
+    subseeds = derive_subseeds(version, seeds)
+    return tables_from_subseeds(version, subseeds, league), subseeds
+
+
+def reference_table(params: GameParameters, league: int = 4) -> np.ndarray:
+    """One game's card table built by the reference engine (any parameters, predefined
+    cards included): ``int32[MAX_CARDS, CARD_FIELDS]``."""
+    table = np.zeros((MAX_CARDS, CARD_FIELDS), dtype=np.int32)
+    if ruleset(params.version).draft:
+        triples = draft_triples(params, ruleset(params.version).draft_league(league))
+        cards: Sequence[Card] = [card for triple in triples for card in triple]
+    else:
+        cards = constructed_pool(params)
+    table[: len(cards)] = card_rows(cards)
+    return table
+
+
+def _is_predefined(params: GameParameters) -> bool:
+    return (
+        params.predefined_draft_ids is not None
+        or params.predefined_card_list_file is not None
+        or params.predefined_constructed_ids is not None
+    )
+
+
+def tables_from_parameters(
+    version: str, params: Sequence[GameParameters], league: int = 4
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(cards, subseeds)`` of N games of resolved parameters (explicit sub-seeds honoured).
+
+    Games with predefined cards (``predefinedDraftIds``, ``predefinedCardListFile``,
+    ``predefinedConstructedIds``) are rare and not compiled: their tables are built
+    by the reference engine (:func:`reference_table`), the others by the compiled code.
+    """
+    rules = ruleset(version)
+    names = subseed_names(rules.version)
+    for game_params in params:
+        if ruleset(game_params.version) is not rules:
+            raise ValueError(f"parameters are for LOCM {game_params.version}, not {version}")
+    subseeds = np.array(
+        [[game_params.seeds[name] for name in names] for game_params in params], dtype=np.int64
+    ).reshape(len(params), len(names))
+    cards = tables_from_subseeds(rules.version, subseeds, league)
+    for game, game_params in enumerate(params):
+        if _is_predefined(game_params):
+            cards[game] = reference_table(game_params, league)
+    return cards, subseeds
+
+
+def reference_parameters(
+    version: str, seed: int, subseeds: Sequence[int] | np.ndarray | None = None
+) -> GameParameters:
+    """The reference engine's parameters of one game of the batch: its ``seed``, and its
+    sub-seed row where that differs from what ``seed`` derives (then given explicitly,
+    as a game created with those parameters would be)."""
+    derived = resolve_parameters(version, {"seed": int(seed)})
+    if subseeds is None:
+        return derived
+    names = subseed_names(version)
+    given: dict[str, object] = {"seed": int(seed)}
+    for name, value in zip(names, (int(value) for value in subseeds), strict=True):
+        if derived.seeds[name] != value:
+            given[name] = value
+    return derived if len(given) == 1 else resolve_parameters(version, given)
