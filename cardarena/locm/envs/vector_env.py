@@ -47,7 +47,7 @@ from ..fast.batch import Batch  # noqa: E402
 _PHASE_NAMES = np.array(["deck_building", "battle", "ended"], dtype=object)
 _LEARNING = {"game": -1, "deckbuilding": 0, "battle": 1}
 """The phase the learner plays, as the compiled loop reads it (-1: both)."""
-_COMPILED = {"random": kernels.POLICY_RANDOM, "greedy": kernels.POLICY_GREEDY}
+_COMPILED = {"random": kernels.POLICY_RANDOM}
 BatchedPolicy = Callable[[np.ndarray, np.ndarray], Any]
 """``(observations[k, obs_size], masks[k, n]) -> k action indices``."""
 
@@ -150,6 +150,7 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         self._game_seeds = np.zeros(n, np.int64)
         self._policy_rng = np.zeros((n, 4), np.uint64)
         self._masks = np.zeros((n, self.layout.size), np.bool_)
+        self._legal = np.zeros((n, kernels.LEGAL_BUFFER), np.int32)
         self._observations = np.zeros((n, obs_layout.size), np.float32)
         self._offers_dirty = np.ones(n, np.bool_)
         self._potentials = np.zeros(n, np.float64)
@@ -230,7 +231,7 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         self._terminations[:] = False
         kernels.step_games(
             batch.state, batch.cards, actions, resetting, self._seats, self._learning,
-            self._policy_codes, self._policy_rng, self._masks, self._roles,
+            self._policy_codes, self._policy_rng, self._legal, self._masks, self._roles,
             self._observations, self._offers_dirty, self._shaping_terms,
             self._shaping_weights, self._potentials, self._rewards, self._terminations,
         )  # fmt: skip
@@ -253,14 +254,24 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
                                   [None] * games.size)  # fmt: skip
         infos = self._infos()
         if final is not None:
+            # As SyncVectorEnv batches them: final_obs an object array, final_info a
+            # batched info dict, each with its mask of the envs that ended.
             ended = np.zeros(self.num_envs, np.bool_)
             ended[games] = True
             final_obs = np.full(self.num_envs, None, dtype=object)
-            final_info = np.full(self.num_envs, None, dtype=object)
             for g in games:
                 final_obs[g] = final[0][g]
-                final_info[g] = {key: value[g] for key, value in final[1].items()
-                                 if not key.startswith("_")}  # fmt: skip
+            final_info: dict[str, Any] = {}
+            for key, full in final[1].items():
+                if key.startswith("_"):
+                    continue
+                if full.dtype == object:
+                    values = np.full(full.shape, None, dtype=object)
+                else:
+                    values = np.zeros_like(full)
+                values[games] = full[games]
+                final_info[key] = values
+                final_info[f"_{key}"] = ended.copy()
             infos.update({"final_obs": final_obs, "_final_obs": ended,
                           "final_info": final_info, "_final_info": ended.copy()})  # fmt: skip
         return (
@@ -310,20 +321,25 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
     ) -> None:
         """New games in ``games``: the single env's reset draws, game by game, then one
         compiled call plays the policies' moves up to the learner's first decision."""
-        game_params: list[GameParameters] = []
-        for g, seed, given_params, seat_option in zip(games, seeds, params, seats, strict=True):
+        game_seeds = np.zeros(len(games), np.int64)
+        by_params: list[tuple[int, GameParameters]] = []
+        for k, (g, seed, given_params, seat_option) in enumerate(
+            zip(games.tolist(), seeds, params, seats, strict=True)
+        ):
             rng = self._rngs[g]
             assert rng is not None
-            given: dict[str, object] = {}
-            if seed is not None:
-                given["seed"] = seed
-            else:
-                given["seed"] = int(rng.integers(JAVA_LONG_MIN, JAVA_LONG_MAX, endpoint=True))
-            if isinstance(given_params, GameParameters):
-                resolved = given_params
-            else:
-                given.update(given_params or {})
-                resolved = resolve_parameters(self.rules, given)
+            if seed is None:
+                seed = int(rng.integers(JAVA_LONG_MIN, JAVA_LONG_MAX, endpoint=True))
+            if given_params is not None or not JAVA_LONG_MIN <= seed <= JAVA_LONG_MAX:
+                if isinstance(given_params, GameParameters):
+                    resolved = given_params
+                else:  # the official parameters (or the error the single env gives)
+                    resolved = resolve_parameters(
+                        self.rules, {"seed": seed, **(given_params or {})}
+                    )
+                by_params.append((g, resolved))
+                seed = resolved.seed
+            game_seeds[k] = seed
             seat = self.seat_option if seat_option is None else seat_option
             if seat == "random":
                 seat = int(rng.integers(2))
@@ -332,19 +348,19 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
             self._seats[g] = seat
             for role in (1, 2, 3):  # drawn even if unused, as the single env does
                 self._policy_rng[g, role] = int(rng.integers(2**63))
-            self._game_seeds[g] = resolved.seed
-            game_params.append(resolved)
+        self._game_seeds[games] = game_seeds
         if self.batch is None:
-            self.batch = Batch.new(self.rules.version, len(games), params=game_params,
-                                   league=self.league)  # fmt: skip
+            self.batch = Batch.new(self.rules.version, seeds=game_seeds, league=self.league)
         else:
-            self.batch.reset_games(games, params=game_params)
+            self.batch.reset_games(games, game_seeds)
+        for g, resolved in by_params:
+            self.batch.set_state(g, State.new(self.rules, resolved, self.league))
         batch = self.batch
         self._fresh[games] = True
         self._offers_dirty[games] = True
         kernels.start_games(
             batch.state, batch.cards, games.astype(np.int64), self._seats, self._learning,
-            self._policy_codes, self._policy_rng, self._masks, self._roles,
+            self._policy_codes, self._policy_rng, self._legal, self._masks, self._roles,
             self._observations, self._offers_dirty, self._shaping_terms,
             self._shaping_weights, self._potentials, self._rewards, self._terminations,
         )  # fmt: skip
@@ -386,7 +402,7 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
                 actions[roles == role] = picked
             kernels.continue_games(
                 batch.state, batch.cards, waiting.astype(np.int64), actions, self._seats,
-                self._learning, self._policy_codes, self._policy_rng, self._masks,
+                self._learning, self._policy_codes, self._policy_rng, self._legal, self._masks,
                 self._roles, self._observations, self._offers_dirty, self._shaping_terms,
                 self._shaping_weights, self._potentials, self._rewards, self._terminations,
                 self._fresh,

@@ -21,15 +21,13 @@ require_numba()
 
 from numba import njit, prange  # noqa: E402 (after the one-line install hint)
 
-from .kernels import apply_action, legal_mask  # noqa: E402
+from .kernels import MAX_LEGAL, apply_legal, current_player, legal_actions  # noqa: E402
 from .layout import (  # noqa: E402
-    ACTIVE,
     CREATURE_SIZE,
     K_ATTACK,
     K_DEFENSE,
     P_BOARD,
     P_BOARD_COUNT,
-    P_CHOSEN_COUNT,
     P_HEALTH,
     PHASE,
     PLAYER_0,
@@ -37,7 +35,6 @@ from .layout import (  # noqa: E402
     WINNER,
 )
 from .observation import observe_game  # noqa: E402
-from .playouts import greedy_action  # noqa: E402
 
 POLICY_RANDOM = 0
 POLICY_GREEDY = 1
@@ -51,16 +48,8 @@ SHAPING_BOARD = 1
 """Shaping terms in the order of :data:`..envs.gym_env.SHAPING_TERMS`."""
 _DECK_BUILDING = 0
 _ENDED = 2
-
-
-@njit(cache=True, nogil=True)
-def player_to_act(game: np.ndarray) -> int:
-    """The player to decide: in deck building the one with fewer choices (P0 first)."""
-    if game[PHASE] == _DECK_BUILDING:
-        chosen_0 = game[PLAYER_0 + P_CHOSEN_COUNT]
-        chosen_1 = game[PLAYER_0 + PLAYER_SIZE + P_CHOSEN_COUNT]
-        return 1 if chosen_1 < chosen_0 else 0
-    return game[ACTIVE]
+LEGAL_BUFFER = MAX_LEGAL
+"""Columns of the per-game scratch array of legal indexes (``legal`` below)."""
 
 
 @njit(cache=True, nogil=True)
@@ -75,18 +64,6 @@ def _next_double(rng: np.ndarray, role: int) -> float:
 
 
 @njit(cache=True, nogil=True)
-def _random_index(mask: np.ndarray, count: int, rng: np.ndarray, role: int) -> int:
-    """A uniformly drawn legal index of ``mask`` (``count`` of them are set)."""
-    k = int(_next_double(rng, role) * count)
-    for index in range(mask.shape[0]):
-        if mask[index]:
-            if k == 0:
-                return index
-            k -= 1
-    return 0
-
-
-@njit(cache=True, nogil=True)
 def _advance(
     game: np.ndarray,
     cards: np.ndarray,
@@ -94,17 +71,19 @@ def _advance(
     learning: int,
     policies: np.ndarray,
     rng: np.ndarray,
+    legal: np.ndarray,
     mask: np.ndarray,
 ) -> int:
     """Play the compiled policies until the learner or a callable decides or the game
     ends; ``mask`` is then the legal actions of the player to decide (all False once
-    ended). Returns the role of a callable that must decide, else 0."""
+    ended). Returns the role of a callable that must decide, else 0. ``legal`` is
+    scratch space for the legal indexes (MAX_LEGAL)."""
     while True:
-        if game[PHASE] == _ENDED:
+        phase = game[PHASE]
+        if phase == _ENDED:
             mask[:] = False
             return ROLE_LEARNER
-        phase = game[PHASE]
-        player = player_to_act(game)
+        player = current_player(game)
         if player != seat:
             role = ROLE_OPPONENT
         elif learning < 0 or phase == learning:
@@ -113,17 +92,16 @@ def _advance(
             role = ROLE_DECK
         else:
             role = ROLE_BATTLE
-        count = legal_mask(game, cards, mask)
-        if role == ROLE_LEARNER:
-            return ROLE_LEARNER
+        count = legal_actions(game, cards, legal)
         policy = policies[role]
-        if policy == POLICY_CALLABLE:
+        if role == ROLE_LEARNER or policy == POLICY_CALLABLE:
+            mask[:] = False
+            for k in range(count):
+                mask[legal[k]] = True
             return role
-        if policy == POLICY_RANDOM:
-            index = _random_index(mask, count, rng, role)
-        else:
-            index = greedy_action(game, cards, mask, rng[role])
-        apply_action(game, cards, index)
+        # POLICY_GREEDY: wired to the compiled greedy policy when it lands
+        index = legal[int(_next_double(rng, role) * count)] if policy == POLICY_RANDOM else legal[0]
+        apply_legal(game, cards, index)
 
 
 @njit(cache=True, nogil=True)
@@ -190,6 +168,7 @@ def step_games(
     learning: int,
     policies: np.ndarray,
     rng: np.ndarray,
+    legal: np.ndarray,
     masks: np.ndarray,
     roles: np.ndarray,
     observations: np.ndarray,
@@ -206,8 +185,10 @@ def step_games(
             roles[g] = 0
             continue
         game = state[g]
-        apply_action(game, cards[g], actions[g])
-        roles[g] = _advance(game, cards[g], seats[g], learning, policies, rng[g], masks[g])
+        apply_legal(game, cards[g], actions[g])
+        roles[g] = _advance(
+            game, cards[g], seats[g], learning, policies, rng[g], legal[g], masks[g]
+        )
         if roles[g] == ROLE_LEARNER:
             _finish(g, game, cards[g], seats[g], False, observations, offers_dirty, terms,
                     weights, potentials, rewards, terminations)  # fmt: skip
@@ -222,6 +203,7 @@ def start_games(
     learning: int,
     policies: np.ndarray,
     rng: np.ndarray,
+    legal: np.ndarray,
     masks: np.ndarray,
     roles: np.ndarray,
     observations: np.ndarray,
@@ -236,7 +218,9 @@ def start_games(
     for k in prange(games.shape[0]):
         g = games[k]
         game = state[g]
-        roles[g] = _advance(game, cards[g], seats[g], learning, policies, rng[g], masks[g])
+        roles[g] = _advance(
+            game, cards[g], seats[g], learning, policies, rng[g], legal[g], masks[g]
+        )
         if roles[g] == ROLE_LEARNER:
             _finish(g, game, cards[g], seats[g], True, observations, offers_dirty, terms,
                     weights, potentials, rewards, terminations)  # fmt: skip
@@ -252,6 +236,7 @@ def continue_games(
     learning: int,
     policies: np.ndarray,
     rng: np.ndarray,
+    legal: np.ndarray,
     masks: np.ndarray,
     roles: np.ndarray,
     observations: np.ndarray,
@@ -267,8 +252,10 @@ def continue_games(
     for k in prange(games.shape[0]):
         g = games[k]
         game = state[g]
-        apply_action(game, cards[g], actions[k])
-        roles[g] = _advance(game, cards[g], seats[g], learning, policies, rng[g], masks[g])
+        apply_legal(game, cards[g], actions[k])
+        roles[g] = _advance(
+            game, cards[g], seats[g], learning, policies, rng[g], legal[g], masks[g]
+        )
         if roles[g] == ROLE_LEARNER:
             _finish(g, game, cards[g], seats[g], fresh[g], observations, offers_dirty, terms,
                     weights, potentials, rewards, terminations)  # fmt: skip
@@ -279,7 +266,7 @@ def players_to_act(state: np.ndarray, games: np.ndarray) -> np.ndarray:
     """The player to decide in each listed game."""
     players = np.empty(games.shape[0], np.int32)
     for k in range(games.shape[0]):
-        players[k] = player_to_act(state[games[k]])
+        players[k] = current_player(state[games[k]])
     return players
 
 
