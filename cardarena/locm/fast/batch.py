@@ -14,7 +14,6 @@ arrays are public: ``state[N, STATE_SIZE]`` and ``cards[N, MAX_CARDS, CARD_FIELD
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -146,9 +145,9 @@ class Batch:
         for player in (0, 1):
             shuffle_seeds = subseeds[:, names.index(f"shufflePlayer{player}Seed")]
             rows[:, L.SHUFFLE_SEED + 2 * player] = (shuffle_seeds >> 32).astype(np.int32)
-            rows[:, L.SHUFFLE_SEED + 2 * player + 1] = (shuffle_seeds & 0xFFFFFFFF).astype(
-                np.uint32
-            ).view(np.int32)
+            rows[:, L.SHUFFLE_SEED + 2 * player + 1] = (
+                (shuffle_seeds & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+            )
         self.state[games] = rows
         self.seeds[games] = seeds
         for g in games.tolist():
@@ -285,7 +284,3 @@ class Batch:
     def __repr__(self) -> str:
         done = int(self.terminal.sum())
         return f"<Batch LOCM {self.version}: {len(self)} games, {done} ended>"
-
-
-def describe(value: Any) -> str:  # pragma: no cover - a tiny helper for error messages
-    return repr(value)

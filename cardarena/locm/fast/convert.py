@@ -50,7 +50,24 @@ def card_values(card: Card) -> tuple[int, ...]:
 
 def card_from_values(values: Sequence[int]) -> Card:
     """The reference :class:`Card` of one card-table row."""
-    return Card(*(int(v) for v in values[: L.CARD_FIELDS]))
+    return Card._make([int(v) for v in values[: L.CARD_FIELDS]])
+
+
+_TABLES: dict[bytes, list[Card]] = {}
+_TABLES_KEPT = 64
+"""Card tables converted lately (a game is converted again and again while it is played)."""
+
+
+def _cards_of(cards: np.ndarray, count: int) -> list[Card]:
+    """The reference Cards of the first ``count`` rows of a card table (cached)."""
+    used = np.ascontiguousarray(cards[:count], np.int32)
+    key = used.tobytes()
+    table = _TABLES.get(key)
+    if table is None:
+        if len(_TABLES) >= _TABLES_KEPT:
+            _TABLES.clear()
+        table = _TABLES[key] = [Card._make(values) for values in used.tolist()]
+    return table
 
 
 class _Table:
@@ -249,9 +266,8 @@ def state_from_row(
     rules = ruleset(version if version is not None else version_of(row))
     if L.VERSION_CODES[rules.version] != int(row[L.VERSION]):
         raise ConversionError(f"the row is LOCM {version_of(row)}, not {rules.version}")
-    values = np.asarray(cards).tolist()
     count = int(row[L.CARD_COUNT])
-    table = [card_from_values(values[i]) for i in range(count)]
+    table = _cards_of(np.asarray(cards), count)
     if params is None:
         given: dict[str, object] = {"seed": 0}
         for player in (0, 1):

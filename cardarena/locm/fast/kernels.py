@@ -31,7 +31,7 @@ from ..engine.rules import (
     RUNES,
     TURN_LIMIT,
 )
-from .javarandom import scramble, shuffle
+from .generators import deal_decks
 from .layout import (
     ACTIVE,
     BOARD_LIMIT,
@@ -107,7 +107,6 @@ LANE_CAPACITY = 3
 BOARD_CAPACITY_1_0 = 6
 RUNE_VALUES = np.array(RUNES, np.int32)
 RUNE_COUNT = len(RUNES)
-STARTING_HAND = 4
 
 
 @njit(cache=True, nogil=True)
@@ -320,38 +319,14 @@ def _start_turn(row: np.ndarray) -> None:
 
 @njit(cache=True, nogil=True)
 def _start_battle(row: np.ndarray) -> None:
-    """Shuffle both decks with the players' seeds, deal the hands, start turn 0
-    (the reference ``State._start_battle``)."""
-    after_shuffle = row[VERSION] != V1_5
-    deck = np.empty(DECK_SIZE, np.int32)
-    next_id = 0
+    """Shuffle both decks with the players' seeds and deal the hands (fast-gen's
+    :func:`.generators.deal_decks`), then start turn 0 (the reference ``_start_battle``)."""
+    seeds = np.empty(2, np.int64)
     for player in range(2):
-        base = PLAYER_0 + player * PLAYER_SIZE
-        seed = (np.int64(row[SHUFFLE_SEED + 2 * player]) << 32) | (
-            np.int64(row[SHUFFLE_SEED + 2 * player + 1]) & 0xFFFFFFFF
-        )
-        if after_shuffle:
-            for i in range(DECK_SIZE):
-                deck[i] = row[base + P_CHOSEN + i]
-            shuffle(deck, scramble(seed))
-            for i in range(DECK_SIZE):
-                ident = 2 * i + player + 1
-                row[INSTANCE_CARD + ident] = deck[i]
-                deck[i] = ident
-        else:
-            for i in range(DECK_SIZE):
-                row[INSTANCE_CARD + next_id] = row[base + P_CHOSEN + i]
-                deck[i] = next_id
-                next_id += 2
-            shuffle(deck, scramble(seed))
-        hand = STARTING_HAND + player
-        for i in range(hand):
-            row[base + P_HAND + i] = deck[i]
-        row[base + P_HAND_COUNT] = hand
-        for i in range(DECK_SIZE):
-            row[base + P_DECK + i] = deck[i]
-        row[base + P_DECK_TOP] = hand
-        row[base + P_DECK_END] = DECK_SIZE
+        high = np.int64(row[SHUFFLE_SEED + 2 * player])
+        low = np.int64(row[SHUFFLE_SEED + 2 * player + 1]) & 0xFFFFFFFF
+        seeds[player] = (high << 32) | low
+    deal_decks(row, seeds[0], seeds[1])
     row[PHASE] = BATTLE
     row[ACTIVE] = 1
     row[TURN] = -1
@@ -712,7 +687,7 @@ def apply_legal(row: np.ndarray, table: np.ndarray, index: int) -> None:
 def is_legal(row: np.ndarray, table: np.ndarray, index: int, buffer: np.ndarray) -> bool:
     """Is ``index`` a legal action of the player to act (``buffer``: MAX_LEGAL scratch)?"""
     n = legal_actions(row, table, buffer)
-    for k in range(n):
+    for k in range(n):  # noqa: SIM110 - a plain loop: numba compiles no generator here
         if buffer[k] == index:
             return True
     return False

@@ -1,0 +1,175 @@
+"""The fast engine against the reference engine, action by action.
+
+(a) Every recorded official game (a sample of them by default) replayed through both
+engines from its parameters; (b) random games driven through both with the same random
+legal actions; (c) play_random's whole compiled games replayed by the reference engine;
+(d) games handed between the engines. After every action the fast game, converted to a
+reference State, must equal the reference state field by field, and the legal-action
+masks must be the same. CARDARENA_FAST_FULL=1 runs every official game and 100,000
+random games per version (printing a summary).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from cardarena.locm import State
+from cardarena.locm.encoding.encoder import Encoder
+from cardarena.locm.engine.state import EndReason
+from cardarena.locm.fast.batch import Batch, IllegalBatchAction
+from cardarena.locm.fast.convert import compare_states
+from cardarena.locm.fast.generators import game_seeds
+from cardarena.locm.fast.playouts import play_random
+from tests.conftest import conformance_games
+from tests.locm.fast_differential import random_differential, replay_official
+
+VERSIONS = ("1.0", "1.2", "1.5")
+FULL = os.environ.get("CARDARENA_FAST_FULL") == "1"
+RANDOM_GAMES = 100_000 if FULL else 60
+"""Random games per version compared action by action."""
+CHUNK = 500
+OFFICIAL_STEP = 1 if FULL else 6
+"""Every official game when FULL, else every 6th and every game not ended by health."""
+
+
+def _official_sample(version: str) -> list[dict]:
+    games = conformance_games(version)
+    return [g for i, g in enumerate(games) if i % OFFICIAL_STEP == 0 or g["end"] != "hp"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_recorded_official_games_through_both_engines(version: str) -> None:
+    games = _official_sample(version)
+    failures = [failure for game in games if (failure := replay_official(game))]
+    assert not failures, f"{len(failures)}/{len(games)} games differ:\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_random_games_through_both_engines(version: str) -> None:
+    start = time.perf_counter()
+    failures: list[str] = []
+    for first in range(0, RANDOM_GAMES, CHUNK):
+        seeds = list(range(first, min(first + CHUNK, RANDOM_GAMES)))
+        failures += random_differential(version, seeds, rng_seed=first)
+        assert len(failures) < 10, "\n".join(failures)
+    if FULL:
+        print(f"\nLOCM {version}: {RANDOM_GAMES} random games compared after every action "
+              f"with the reference engine, {len(failures)} differ "
+              f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_play_random_games_end_as_the_reference_engine_replays_them(version: str) -> None:
+    games = 40
+    played = play_random(games, version, seed=2024, record=True)
+    assert played.actions is not None and played.action_counts is not None
+    seeds = game_seeds(2024, games)
+    encoder = Encoder(version)
+    for g in range(games):
+        state = State.new(version, {"seed": int(seeds[g])})
+        assert played.action_counts[g] <= played.actions.shape[1]
+        for index in played.actions[g, : played.action_counts[g]]:
+            legal: dict = {}
+            encoder.mask(state, legal=legal)
+            state.apply(legal[int(index)])
+        assert state.is_terminal, g
+        assert played.winners[g] == state.winner
+        assert played.turns[g] == state.turn
+        assert played.health[g].tolist() == [p.health for p in state.players]
+        assert played.end_reason[g] == state.end_reason
+    # Random play is random: both players win some games.
+    assert set(played.winners.tolist()) == {0, 1}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_games_handed_between_the_engines_play_on_the_same(version: str) -> None:
+    batch = Batch.new(version, seeds=range(8))
+    rng = np.random.default_rng(1)
+    for _ in range(90):  # into the battle
+        masks = batch.masks()
+        batch.step([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in masks])
+    other = Batch.new(version, seeds=range(100, 108))
+    for g in range(8):
+        state = batch.to_state(g)
+        other.set_state(g, state)
+        assert compare_states(state, other.to_state(g)) == []
+    # Both batches now play on identically, and to_state gives independent copies.
+    batch.to_state(0).players[0].health = -50
+    for _ in range(40):
+        masks = batch.masks()
+        assert np.array_equal(masks, other.masks())
+        actions = [rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in masks]
+        batch.step(actions)
+        other.step(actions)
+    for g in range(8):
+        assert compare_states(batch.to_state(g), other.to_state(g)) == []
+
+
+def test_a_hand_made_position_plays_in_the_batch_as_in_the_reference() -> None:
+    state = State.from_input("1.2", _TEXT_1_2, 0)
+    batch = Batch.new("1.2", seeds=[0])
+    batch.set_state(0, state)
+    encoder = Encoder("1.2")
+    legal: dict = {}
+    encoder.mask(state, legal=legal)
+    assert set(np.flatnonzero(batch.masks()[0]).tolist()) == set(legal)
+    for index, action in legal.items():
+        reference = state.clone()
+        reference.apply(action)
+        trial = batch.clone()
+        trial.step([index])
+        assert compare_states(reference, trial.to_state(0)) == [], action
+
+
+def test_an_illegal_action_names_the_game_and_changes_no_game() -> None:
+    batch = Batch.new("1.5", seeds=[1, 2, 3])
+    before = batch.state.copy()
+    with pytest.raises(IllegalBatchAction, match=r"game 1: action 0 \(PASS\) is not legal"):
+        batch.step([batch.layout.deck, 0, batch.layout.deck])
+    assert np.array_equal(batch.state, before)
+
+
+def test_ended_games_are_skipped_and_report_their_end() -> None:
+    batch = Batch.new("1.2", seeds=range(20))
+    rng = np.random.default_rng(5)
+    while not batch.terminal.all():
+        masks = batch.masks()
+        assert not masks[batch.terminal].any()
+        batch.step([rng.choice(np.flatnonzero(m)) if m.any() else 123 for m in masks])
+    assert set(batch.winners.tolist()) <= {0, 1}
+    assert all(EndReason(r) is not EndReason.NONE for r in batch.end_reasons)
+    losers = 1 - batch.winners
+    health_ended = batch.end_reasons == EndReason.HEALTH
+    assert (batch.health[np.arange(20), losers][health_ended] <= 0).all()
+
+
+def test_one_seed_draws_the_game_seeds_and_parameters_give_the_same_games() -> None:
+    from_seed = Batch.new("1.0", 5, seed=77)
+    assert from_seed.seeds.tolist() == game_seeds(77, 5).tolist()
+    official = conformance_games("1.0")[0]
+    with_params = Batch.new("1.0", params=[official["params"]], league=official.get("league", 4))
+    reference = State.new("1.0", official["params"], official.get("league", 4))
+    assert compare_states(reference, with_params.to_state(0)) == []
+    again = Batch.new("1.0", seeds=[int(from_seed.seeds[3])])
+    assert np.array_equal(again.cards[0], from_seed.cards[3])
+
+
+_TEXT_1_2 = """25 5 20 20 1
+22 6 19 20 1
+5 1
+12 ATTACK 9 -1
+8
+3 1 0 0 3 3 2 ------ 0 0 0 0
+11 3 0 1 2 1 1 --D--- 0 0 0 0
+21 5 0 2 1 -1 -1 ------ 0 0 0 0
+27 7 0 3 2 0 -2 ------ 0 -1 0 0
+9 12 1 0 3 3 2 ------ 0 0 0 1
+14 18 1 0 1 5 2 -C-G-- 0 0 0 0
+16 20 -1 0 4 3 4 B--G-- 0 0 0 1
+18 22 -1 0 2 1 2 -----W 0 0 0 0
+"""
