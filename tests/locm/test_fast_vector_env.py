@@ -227,3 +227,19 @@ def test_without_numba_make_vec_says_how_to_install_it() -> None:
     assert result.stdout.strip() == (
         'FastEngineUnavailable the fast engine needs numba: pip install "cardarena[fast]"'
     )
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_compiled_greedy_opponent_plays_legal_games_to_the_end(version: str) -> None:
+    env = LOCMVectorEnv(3, version, "battle", opponent="greedy", deck_policy="greedy")
+    encoder = Encoder(version)
+    obs, info = env.reset(seed=4)
+    ended = 0
+    for _ in range(150):
+        obs, rewards, terminated, _truncated, info = env.step(env.action_space.sample())
+        for i in range(env.num_envs):
+            state = env.state(i)
+            assert np.array_equal(info["action_mask"][i], encoder.mask(state))
+            assert np.array_equal(obs[i], encoder.observe(state, 0))
+        ended += int(terminated.sum())
+    assert ended >= 1

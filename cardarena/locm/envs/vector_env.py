@@ -47,7 +47,7 @@ from ..fast.batch import Batch  # noqa: E402
 _PHASE_NAMES = np.array(["deck_building", "battle", "ended"], dtype=object)
 _LEARNING = {"game": -1, "deckbuilding": 0, "battle": 1}
 """The phase the learner plays, as the compiled loop reads it (-1: both)."""
-_COMPILED = {"random": kernels.POLICY_RANDOM}
+_COMPILED = {"random": kernels.POLICY_RANDOM, "greedy": kernels.POLICY_GREEDY}
 BatchedPolicy = Callable[[np.ndarray, np.ndarray], Any]
 """``(observations[k, obs_size], masks[k, n]) -> k action indices``."""
 
@@ -151,6 +151,9 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         self._policy_rng = np.zeros((n, 4), np.uint64)
         self._masks = np.zeros((n, self.layout.size), np.bool_)
         self._legal = np.zeros((n, kernels.LEGAL_BUFFER), np.int32)
+        greedy = (self._policy_codes == kernels.POLICY_GREEDY).any()
+        self._scratch = np.zeros((n, L.STATE_SIZE if greedy else 0), np.int32)
+        """Rows the compiled greedy tries its actions on (none without greedy)."""
         self._observations = np.zeros((n, obs_layout.size), np.float32)
         self._offers_dirty = np.ones(n, np.bool_)
         self._potentials = np.zeros(n, np.float64)
@@ -229,12 +232,7 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         resetting = self._autoreset
         self._check_actions(actions, resetting)
         self._terminations[:] = False
-        kernels.step_games(
-            batch.state, batch.cards, actions, resetting, self._seats, self._learning,
-            self._policy_codes, self._policy_rng, self._legal, self._masks, self._roles,
-            self._observations, self._offers_dirty, self._shaping_terms,
-            self._shaping_weights, self._potentials, self._rewards, self._terminations,
-        )  # fmt: skip
+        kernels.step_games(batch.state, batch.cards, actions, resetting, *self._arrays())
         self._fresh[:] = False
         self._play_callables()
         final: tuple[np.ndarray, dict[str, Any]] | None = None
@@ -358,12 +356,7 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         batch = self.batch
         self._fresh[games] = True
         self._offers_dirty[games] = True
-        kernels.start_games(
-            batch.state, batch.cards, games.astype(np.int64), self._seats, self._learning,
-            self._policy_codes, self._policy_rng, self._legal, self._masks, self._roles,
-            self._observations, self._offers_dirty, self._shaping_terms,
-            self._shaping_weights, self._potentials, self._rewards, self._terminations,
-        )  # fmt: skip
+        kernels.start_games(batch.state, batch.cards, games.astype(np.int64), *self._arrays())
         self._play_callables()
 
     def _play_callables(self) -> None:
@@ -400,13 +393,17 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
                         f"player {players[k]} in env {chosen[k]}"
                     )
                 actions[roles == role] = picked
-            kernels.continue_games(
-                batch.state, batch.cards, waiting.astype(np.int64), actions, self._seats,
-                self._learning, self._policy_codes, self._policy_rng, self._legal, self._masks,
-                self._roles, self._observations, self._offers_dirty, self._shaping_terms,
-                self._shaping_weights, self._potentials, self._rewards, self._terminations,
-                self._fresh,
-            )  # fmt: skip
+            kernels.continue_games(batch.state, batch.cards, waiting.astype(np.int64), actions,
+                                   *self._arrays(), self._fresh)  # fmt: skip
+
+    def _arrays(self) -> tuple[Any, ...]:
+        """The per-env arrays and settings every compiled step loop takes, in its order."""
+        return (
+            self._seats, self._learning, self._policy_codes, self._policy_rng, self._legal,
+            self._scratch, self._masks, self._roles, self._observations, self._offers_dirty,
+            self._shaping_terms, self._shaping_weights, self._potentials, self._rewards,
+            self._terminations,
+        )  # fmt: skip
 
     def _observations_out(self) -> np.ndarray:
         return self._observations.copy() if self.copy else self._observations

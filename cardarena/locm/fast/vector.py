@@ -35,6 +35,8 @@ from .layout import (  # noqa: E402
     WINNER,
 )
 from .observation import observe_game  # noqa: E402
+from .playouts import GREEDY_WEIGHTS, greedy_action  # noqa: E402
+from .playouts import _next_uniform as next_uniform  # noqa: E402
 
 POLICY_RANDOM = 0
 POLICY_GREEDY = 1
@@ -53,17 +55,6 @@ LEGAL_BUFFER = MAX_LEGAL
 
 
 @njit(cache=True, nogil=True)
-def _next_double(rng: np.ndarray, role: int) -> float:
-    """splitmix64 over ``rng[role]``: a uniform double in [0, 1)."""
-    x = rng[role] + np.uint64(0x9E3779B97F4A7C15)
-    rng[role] = x
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    x = x ^ (x >> np.uint64(31))
-    return (x >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-@njit(cache=True, nogil=True)
 def _advance(
     game: np.ndarray,
     cards: np.ndarray,
@@ -72,12 +63,14 @@ def _advance(
     policies: np.ndarray,
     rng: np.ndarray,
     legal: np.ndarray,
+    scratch: np.ndarray,
     mask: np.ndarray,
 ) -> int:
     """Play the compiled policies until the learner or a callable decides or the game
     ends; ``mask`` is then the legal actions of the player to decide (all False once
     ended). Returns the role of a callable that must decide, else 0. ``legal`` is
-    scratch space for the legal indexes (MAX_LEGAL)."""
+    scratch space for the legal indexes (MAX_LEGAL), ``scratch`` a row greedy tries
+    actions on. The compiled greedy builds decks by random picks, as in playouts."""
     while True:
         phase = game[PHASE]
         if phase == _ENDED:
@@ -99,8 +92,10 @@ def _advance(
             for k in range(count):
                 mask[legal[k]] = True
             return role
-        # POLICY_GREEDY: wired to the compiled greedy policy when it lands
-        index = legal[int(_next_double(rng, role) * count)] if policy == POLICY_RANDOM else legal[0]
+        if policy == POLICY_GREEDY and phase != _DECK_BUILDING:
+            index = greedy_action(game, cards, legal, count, GREEDY_WEIGHTS, scratch)
+        else:
+            index = legal[next_uniform(rng, role, count)]
         apply_legal(game, cards, index)
 
 
@@ -169,6 +164,7 @@ def step_games(
     policies: np.ndarray,
     rng: np.ndarray,
     legal: np.ndarray,
+    scratch: np.ndarray,
     masks: np.ndarray,
     roles: np.ndarray,
     observations: np.ndarray,
@@ -187,7 +183,7 @@ def step_games(
         game = state[g]
         apply_legal(game, cards[g], actions[g])
         roles[g] = _advance(
-            game, cards[g], seats[g], learning, policies, rng[g], legal[g], masks[g]
+            game, cards[g], seats[g], learning, policies, rng[g], legal[g], scratch[g], masks[g]
         )
         if roles[g] == ROLE_LEARNER:
             _finish(g, game, cards[g], seats[g], False, observations, offers_dirty, terms,
@@ -204,6 +200,7 @@ def start_games(
     policies: np.ndarray,
     rng: np.ndarray,
     legal: np.ndarray,
+    scratch: np.ndarray,
     masks: np.ndarray,
     roles: np.ndarray,
     observations: np.ndarray,
@@ -219,7 +216,7 @@ def start_games(
         g = games[k]
         game = state[g]
         roles[g] = _advance(
-            game, cards[g], seats[g], learning, policies, rng[g], legal[g], masks[g]
+            game, cards[g], seats[g], learning, policies, rng[g], legal[g], scratch[g], masks[g]
         )
         if roles[g] == ROLE_LEARNER:
             _finish(g, game, cards[g], seats[g], True, observations, offers_dirty, terms,
@@ -237,6 +234,7 @@ def continue_games(
     policies: np.ndarray,
     rng: np.ndarray,
     legal: np.ndarray,
+    scratch: np.ndarray,
     masks: np.ndarray,
     roles: np.ndarray,
     observations: np.ndarray,
@@ -254,7 +252,7 @@ def continue_games(
         game = state[g]
         apply_legal(game, cards[g], actions[k])
         roles[g] = _advance(
-            game, cards[g], seats[g], learning, policies, rng[g], legal[g], masks[g]
+            game, cards[g], seats[g], learning, policies, rng[g], legal[g], scratch[g], masks[g]
         )
         if roles[g] == ROLE_LEARNER:
             _finish(g, game, cards[g], seats[g], fresh[g], observations, offers_dirty, terms,
