@@ -20,7 +20,10 @@ one-step evaluation) but from their own random streams, so their games differ.
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import gymnasium as gym
@@ -48,6 +51,8 @@ _PHASE_NAMES = np.array(["deck_building", "battle", "ended"], dtype=object)
 _LEARNING = {"game": -1, "deckbuilding": 0, "battle": 1}
 """The phase the learner plays, as the compiled loop reads it (-1: both)."""
 _COMPILED = {"random": kernels.POLICY_RANDOM, "greedy": kernels.POLICY_GREEDY}
+_MIN_SLICE = 128
+"""Fewer games than this per thread are not worth a thread's hand-over."""
 BatchedPolicy = Callable[[np.ndarray, np.ndarray], Any]
 """``(observations[k, obs_size], masks[k, n]) -> k action indices``."""
 
@@ -63,13 +68,9 @@ class MaskedMultiDiscrete(spaces.MultiDiscrete):
     def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
         if mask is not None or probability is not None:
             return super().sample(mask=mask, probability=probability)
-        masks = self._env.action_masks()
-        counts = masks.sum(axis=1)
-        # The k-th legal index of each row, k uniform below the row's count.
-        picks = np.floor(self.np_random.random(len(counts)) * np.maximum(counts, 1))
-        cumulative = masks.cumsum(axis=1)
-        actions = (cumulative <= picks[:, None]).sum(axis=1)
-        return np.where(counts > 0, actions, 0).astype(np.int64)
+        actions = np.empty(self._env.num_envs, np.int64)
+        kernels.sample_legal(self._env._masks, self.np_random.random(len(actions)), actions)
+        return actions
 
 
 class LOCMVectorEnv(gym.vector.VectorEnv):
@@ -78,7 +79,8 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
     The arguments are those of :class:`~.gym_env.LOCMEnv`, plus ``num_envs``,
     ``autoreset_mode`` (``AutoresetMode.NEXT_STEP``, the default, or ``SAME_STEP``) and
     ``copy`` (False: ``step`` returns the env's own observation buffer, rewritten by the
-    next step; the fastest choice when the caller stores what it needs).
+    next step; the fastest choice when the caller stores what it needs) and ``threads``
+    (the batch is stepped in that many slices at once; default: the machine's cores).
     Policies: ``"random"`` and ``"greedy"`` (compiled) or a batched callable.
     """
 
@@ -97,6 +99,7 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         league: int = 4,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         copy: bool = True,
+        threads: int | None = None,
         render_mode: str | None = None,
     ) -> None:
         if not isinstance(num_envs, int) or num_envs < 1:
@@ -144,6 +147,15 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         self._learning = _LEARNING[mode]
 
         n = num_envs
+        threads = (os.cpu_count() or 1) if threads is None else threads
+        if not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"threads must be a positive integer, got {threads!r}")
+        self.threads = threads
+        slices = max(1, min(threads, n // _MIN_SLICE))
+        edges = np.linspace(0, n, slices + 1).astype(int)
+        self._slices = list(itertools.pairwise(edges.tolist()))
+        """The games each thread steps: (first, stop), disjoint, the first on this thread."""
+        self._pool = ThreadPoolExecutor(slices - 1) if slices > 1 else None
         self.batch: Batch | None = None
         self._rngs: list[np.random.Generator | None] = [None] * n
         self._seats = np.zeros(n, np.int32)
@@ -232,7 +244,12 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         resetting = self._autoreset
         self._check_actions(actions, resetting)
         self._terminations[:] = False
-        kernels.step_games(batch.state, batch.cards, actions, resetting, *self._arrays())
+        arrays = self._arrays()
+        self._in_parallel([
+            (kernels.step_games, batch.state, batch.cards, actions, resetting, first, stop,
+             *arrays)
+            for first, stop in self._slices
+        ])  # fmt: skip
         self._fresh[:] = False
         self._play_callables()
         final: tuple[np.ndarray, dict[str, Any]] | None = None
@@ -279,6 +296,13 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
             self._truncations.copy(),
             infos,
         )
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Stop the stepping threads."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+            self._slices = [(0, self.num_envs)]
 
     def action_masks(self) -> np.ndarray:
         """The legal actions now, one row per env (sb3-contrib's MaskablePPO reads this)."""
@@ -356,7 +380,12 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         batch = self.batch
         self._fresh[games] = True
         self._offers_dirty[games] = True
-        kernels.start_games(batch.state, batch.cards, games.astype(np.int64), *self._arrays())
+        games = games.astype(np.int64)
+        arrays = self._arrays()
+        parts = np.array_split(games, len(self._slices)) if len(games) >= _MIN_SLICE else [games]
+        self._in_parallel([
+            (kernels.start_games, batch.state, batch.cards, part, *arrays) for part in parts
+        ])  # fmt: skip
         self._play_callables()
 
     def _play_callables(self) -> None:
@@ -395,6 +424,20 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
                 actions[roles == role] = picked
             kernels.continue_games(batch.state, batch.cards, waiting.astype(np.int64), actions,
                                    *self._arrays(), self._fresh)  # fmt: skip
+
+    def _in_parallel(self, calls: list[tuple[Any, ...]]) -> None:
+        """Run compiled calls ``(function, *args)`` at once, the first on this thread, the
+        others on the pool (they release the GIL), and wait for all."""
+        pool = self._pool
+        if pool is None or len(calls) == 1:
+            for function, *args in calls:
+                function(*args)
+            return
+        others = [pool.submit(*call) for call in calls[1:]]
+        function, *args = calls[0]
+        function(*args)
+        for other in others:
+            other.result()
 
     def _arrays(self) -> tuple[Any, ...]:
         """The per-env arrays and settings every compiled step loop takes, in its order."""

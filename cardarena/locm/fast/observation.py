@@ -15,7 +15,7 @@ from . import require_numba
 
 require_numba()
 
-from numba import njit, prange  # noqa: E402 (after the one-line install hint)
+from numba import njit  # noqa: E402 (after the one-line install hint)
 
 from ..encoding import encoder  # noqa: E402
 from ..engine.rules import DECK_SIZE, RUNES  # noqa: E402
@@ -106,25 +106,27 @@ def _clip(value: int, low: int, high: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _write_card(row: np.ndarray, start: int, card: np.ndarray) -> None:
-    """The CARD_FIELDS values of one card table row at ``row[start:start + 21]``."""
-    kind = card[C_TYPE]
-    keywords = card[C_KEYWORDS]
-    area = card[C_AREA]
+def _write_card(row: np.ndarray, start: int, cards: np.ndarray, index: int) -> None:
+    """The CARD_FIELDS values of card table row ``index`` at ``row[start:start + 21]``.
+
+    Reads the table in place: a view of the card's row would cost reference counting."""
+    kind = cards[index, C_TYPE]
+    keywords = cards[index, C_KEYWORDS]
+    area = cards[index, C_AREA]
     row[start] = 1
-    row[start + 1] = _clip(card[C_BASE_ID], 0, 160)
+    row[start + 1] = _clip(cards[index, C_BASE_ID], 0, 160)
     row[start + 2] = kind == 0
     row[start + 3] = kind == 1
     row[start + 4] = kind == 2
     row[start + 5] = kind == 3
-    row[start + 6] = _clip(card[C_COST], 0, 12)
-    row[start + 7] = _clip(card[C_ATTACK], -99, 99)
-    row[start + 8] = _clip(card[C_DEFENSE], -99, 99)
+    row[start + 6] = _clip(cards[index, C_COST], 0, 12)
+    row[start + 7] = _clip(cards[index, C_ATTACK], -99, 99)
+    row[start + 8] = _clip(cards[index, C_DEFENSE], -99, 99)
     for bit in range(6):
         row[start + 9 + bit] = keywords >> bit & 1
-    row[start + 15] = _clip(card[C_MY_HEALTH], -99, 99)
-    row[start + 16] = _clip(card[C_OPP_HEALTH], -99, 99)
-    row[start + 17] = _clip(card[C_DRAW], 0, 9)
+    row[start + 15] = _clip(cards[index, C_MY_HEALTH], -99, 99)
+    row[start + 16] = _clip(cards[index, C_OPP_HEALTH], -99, 99)
+    row[start + 17] = _clip(cards[index, C_DRAW], 0, 9)
     row[start + 18] = area == 0
     row[start + 19] = area == 1
     row[start + 20] = area == 2
@@ -205,29 +207,29 @@ def observe_game(
     _write_player(row, OBS_OPPONENT, game, opp)
     if phase == _DECK_BUILDING:
         for k in range(chosen):
-            card = cards[game[me + P_CHOSEN + k]]
-            row[OBS_MY_DECK + card[C_COST]] += 1
-            row[OBS_MY_DECK + 13 + card[C_TYPE]] += 1
+            card = game[me + P_CHOSEN + k]
+            row[OBS_MY_DECK + cards[card, C_COST]] += 1
+            row[OBS_MY_DECK + 13 + cards[card, C_TYPE]] += 1
         end = row.shape[0]
         for k in range(OBS_OFFERED, end):
             row[k] = 0
         if game[VERSION] == _POOL:
             for i in range(POOL_OFFERS):
                 at = OBS_OFFERED + i * OFFER_WIDTH
-                _write_card(row, at, cards[i])
+                _write_card(row, at, cards, i)
                 row[at + OFFER_WIDTH - 1] = game[me + P_COPIES + i]
         elif chosen < DECK_SIZE:  # one draft triple per pick: 30 triples
             for pick in range(DRAFT_OFFERS):
-                _write_card(row, OBS_OFFERED + pick * OFFER_WIDTH, cards[3 * chosen + pick])
+                _write_card(row, OBS_OFFERED + pick * OFFER_WIDTH, cards, 3 * chosen + pick)
         return
     for k in range(game[me + P_DECK_TOP], game[me + P_DECK_END]):
-        card = cards[game[INSTANCE_CARD + game[me + P_DECK + k]]]
-        if card[C_BASE_ID] >= 0:
-            row[OBS_MY_DECK + card[C_COST]] += 1
-            row[OBS_MY_DECK + 13 + card[C_TYPE]] += 1
+        card = game[INSTANCE_CARD + game[me + P_DECK + k]]
+        if cards[card, C_BASE_ID] >= 0:
+            row[OBS_MY_DECK + cards[card, C_COST]] += 1
+            row[OBS_MY_DECK + 13 + cards[card, C_TYPE]] += 1
     for k in range(game[me + P_HAND_COUNT]):
-        card = cards[game[INSTANCE_CARD + game[me + P_HAND + k]]]
-        _write_card(row, OBS_HAND + k * CARD_WIDTH, card)
+        card = game[INSTANCE_CARD + game[me + P_HAND + k]]
+        _write_card(row, OBS_HAND + k * CARD_WIDTH, cards, card)
     lanes = game[VERSION] != _DRAFT
     _write_board(row, OBS_MY_BOARD, game, cards, me, lanes)
     _write_board(row, OBS_OPPONENT_BOARD, game, cards, opp, lanes)
@@ -236,11 +238,11 @@ def observe_game(
             row[k] = 0
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _observe_all(
     state: np.ndarray, cards: np.ndarray, players: np.ndarray, out: np.ndarray
 ) -> None:
-    for g in prange(state.shape[0]):
+    for g in range(state.shape[0]):
         observe_game(state[g], cards[g], players[g], out[g], True)
 
 

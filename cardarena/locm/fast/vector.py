@@ -3,8 +3,9 @@
 One call applies the learner's action in every game, plays the compiled policies'
 moves (``random``, ``greedy``) until each game waits for the learner, for a callable
 policy, or has ended, then writes the masks, the observations and the rewards. The
-games are independent, so the loop runs over them on every core (``prange``): the
-Python side of a step stays a handful of calls whatever N is.
+games are independent: the env runs disjoint slices of the batch on its threads (every
+loop releases the GIL), and the Python side of a step stays a handful of calls
+whatever N is.
 
 Roles: 0 the learner, 1 the opponent, 2 the learner's deck building by a policy,
 3 the learner's battle by a policy. ``roles[g]`` says who must decide next in game g
@@ -19,7 +20,7 @@ from . import require_numba
 
 require_numba()
 
-from numba import njit, prange  # noqa: E402 (after the one-line install hint)
+from numba import njit  # noqa: E402 (after the one-line install hint)
 
 from .kernels import MAX_LEGAL, apply_legal, current_player, legal_actions  # noqa: E402
 from .layout import (  # noqa: E402
@@ -153,12 +154,14 @@ def _finish(
     terminations[g] = ended
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def step_games(
     state: np.ndarray,
     cards: np.ndarray,
     actions: np.ndarray,
     skip: np.ndarray,
+    first: int,
+    stop: int,
     seats: np.ndarray,
     learning: int,
     policies: np.ndarray,
@@ -175,8 +178,9 @@ def step_games(
     rewards: np.ndarray,
     terminations: np.ndarray,
 ) -> None:
-    """The learner's action in every game but the ``skip`` ones, then the policies."""
-    for g in prange(state.shape[0]):
+    """The learner's action in games ``first``..``stop - 1`` but the ``skip`` ones, then
+    the policies (the env runs disjoint ranges on its threads: the loops release the GIL)."""
+    for g in range(first, stop):
         if skip[g]:
             roles[g] = 0
             continue
@@ -190,7 +194,7 @@ def step_games(
                     weights, potentials, rewards, terminations)  # fmt: skip
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def start_games(
     state: np.ndarray,
     cards: np.ndarray,
@@ -212,7 +216,7 @@ def start_games(
     terminations: np.ndarray,
 ) -> None:
     """New games: the policies play up to the learner's first decision (no reward)."""
-    for k in prange(games.shape[0]):
+    for k in range(games.shape[0]):
         g = games[k]
         game = state[g]
         roles[g] = _advance(
@@ -223,7 +227,7 @@ def start_games(
                     weights, potentials, rewards, terminations)  # fmt: skip
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def continue_games(
     state: np.ndarray,
     cards: np.ndarray,
@@ -247,7 +251,7 @@ def continue_games(
     fresh: np.ndarray,
 ) -> None:
     """The callables' actions (``actions[k]`` in ``games[k]``), then the policies again."""
-    for k in prange(games.shape[0]):
+    for k in range(games.shape[0]):
         g = games[k]
         game = state[g]
         apply_legal(game, cards[g], actions[k])
@@ -275,3 +279,21 @@ def observe_games(
     """``out[k]``: game ``games[k]`` as ``players[k]`` sees it (the callables' input)."""
     for k in range(games.shape[0]):
         observe_game(state[games[k]], cards[games[k]], players[k], out[k], True)
+
+
+@njit(cache=True, nogil=True)
+def sample_legal(masks: np.ndarray, uniforms: np.ndarray, out: np.ndarray) -> None:
+    """``out[g]``: the legal index number ``int(uniforms[g] * count)`` of row ``g`` of
+    ``masks`` (uniform over the legal actions), 0 for a row without any."""
+    for g in range(masks.shape[0]):
+        count = 0
+        for index in range(masks.shape[1]):
+            count += masks[g, index]
+        k = int(uniforms[g] * count)
+        out[g] = 0
+        for index in range(masks.shape[1]):
+            if masks[g, index]:
+                if k == 0:
+                    out[g] = index
+                    break
+                k -= 1
