@@ -236,7 +236,7 @@ def test_compiled_greedy_opponent_plays_legal_games_to_the_end(version: str) -> 
     obs, info = env.reset(seed=4)
     ended = 0
     for _ in range(150):
-        obs, rewards, terminated, _truncated, info = env.step(env.action_space.sample())
+        obs, _rewards, terminated, _truncated, info = env.step(env.action_space.sample())
         for i in range(env.num_envs):
             state = env.state(i)
             assert np.array_equal(info["action_mask"][i], encoder.mask(state))
