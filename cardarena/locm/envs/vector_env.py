@@ -244,22 +244,29 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         resetting = self._autoreset
         self._check_actions(actions, resetting)
         self._terminations[:] = False
-        arrays = self._arrays()
-        self._in_parallel([
-            (kernels.step_games, batch.state, batch.cards, actions, resetting, first, stop,
-             *arrays)
-            for first, stop in self._slices
-        ])  # fmt: skip
         self._fresh[:] = False
+        arrays = self._arrays()
+        calls = [
+            [(kernels.step_games, batch.state, batch.cards, actions, resetting, first, stop,
+              *arrays)]
+            for first, stop in self._slices
+        ]  # fmt: skip
+        next_step = self.autoreset_mode is AutoresetMode.NEXT_STEP
+        games = np.flatnonzero(resetting)
+        if next_step and games.size:
+            # The games that ended last step restart now, on the same threads as the
+            # stepping of the others (their actions are ignored: nothing is shared).
+            unset: list[Any] = [None] * games.size
+            game_seeds, by_params, made = self._draw_games(games, unset, unset, unset)
+            for k, thread_calls in enumerate(self._reset_calls(games, game_seeds, by_params,
+                                                                made)):  # fmt: skip
+                calls[k] += thread_calls
+        self._in_parallel(calls)
         self._play_callables()
         final: tuple[np.ndarray, dict[str, Any]] | None = None
-        if self.autoreset_mode is AutoresetMode.NEXT_STEP:
-            games = np.flatnonzero(resetting)
-            if games.size:
-                self._start_games(games, [None] * games.size, [None] * games.size,
-                                  [None] * games.size)  # fmt: skip
-                self._rewards[games] = 0.0
-                self._terminations[games] = False
+        if next_step:
+            self._rewards[games] = 0.0
+            self._terminations[games] = False
             self._autoreset = self._terminations.copy()
         else:
             games = np.flatnonzero(self._terminations)
@@ -334,15 +341,15 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
                 f" ({bad.size} illegal action(s) in this step; none was applied)"
             )
 
-    def _start_games(
+    def _draw_games(
         self,
         games: np.ndarray,
         seeds: list[int | None],
         params: list[Any],
         seats: list[Any],
-    ) -> None:
-        """New games in ``games``: the single env's reset draws, game by game, then one
-        compiled call plays the policies' moves up to the learner's first decision."""
+    ) -> tuple[np.ndarray, list[tuple[int, GameParameters]], bool]:
+        """The single env's reset draws for ``games``, game by game from each env's
+        generator: (game seeds, the games given parameters, whether the batch was made)."""
         game_seeds = np.zeros(len(games), np.int64)
         by_params: list[tuple[int, GameParameters]] = []
         for k, (g, seed, given_params, seat_option) in enumerate(
@@ -373,20 +380,60 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         self._game_seeds[games] = game_seeds
         if self.batch is None:
             self.batch = Batch.new(self.rules.version, seeds=game_seeds, league=self.league)
+            made = True
         else:
-            self.batch.reset_games(games, game_seeds)
-        for g, resolved in by_params:
-            self.batch.set_state(g, State.new(self.rules, resolved, self.league))
-        batch = self.batch
+            made = False
         self._fresh[games] = True
         self._offers_dirty[games] = True
+        return game_seeds, by_params, made
+
+    def _start_games(
+        self,
+        games: np.ndarray,
+        seeds: list[int | None],
+        params: list[Any],
+        seats: list[Any],
+    ) -> None:
+        """New games in ``games`` (:meth:`_draw_games`, then :meth:`_reset_calls` on the
+        threads), then the callables' rounds."""
+        game_seeds, by_params, made = self._draw_games(games, seeds, params, seats)
+        calls = self._reset_calls(games, game_seeds, by_params, made)
+        self._in_parallel(calls)
+        self._play_callables()
+
+    def _reset_calls(
+        self,
+        games: np.ndarray,
+        game_seeds: np.ndarray,
+        by_params: list[tuple[int, GameParameters]],
+        made: bool,
+    ) -> list[list[tuple[Any, ...]]]:
+        """Per thread, the calls that create the new games and play the policies up to
+        the learner's first decision (games created from parameters first, here)."""
+        batch = self.batch
+        assert batch is not None
+        for g, resolved in by_params:
+            batch.set_state(g, State.new(self.rules, resolved, self.league))
+        fresh_by_seed = np.ones(len(games), np.bool_)
+        for k, g in enumerate(games.tolist()):
+            fresh_by_seed[k] = g not in dict(by_params)
         games = games.astype(np.int64)
         arrays = self._arrays()
-        parts = np.array_split(games, len(self._slices)) if len(games) >= _MIN_SLICE else [games]
-        self._in_parallel([
-            (kernels.start_games, batch.state, batch.cards, part, *arrays) for part in parts
-        ])  # fmt: skip
-        self._play_callables()
+        # Creating a 1.5 game (120 generated cards) costs as much as many steps: split
+        # even a few resets over the threads.
+        split = len(games) >= (2 if self.rules.version == "1.5" else _MIN_SLICE // 4)
+        parts = np.array_split(np.arange(len(games)), len(self._slices)) if split else [
+            np.arange(len(games))]  # fmt: skip
+        calls: list[list[tuple[Any, ...]]] = []
+        for part in parts:
+            new = part[fresh_by_seed[part]]
+            thread_calls: list[tuple[Any, ...]] = []
+            if not made and new.size:
+                thread_calls.append((batch.reset_games, games[new], game_seeds[new]))
+            thread_calls.append((kernels.start_games, batch.state, batch.cards, games[part],
+                                 *arrays))  # fmt: skip
+            calls.append(thread_calls)
+        return calls
 
     def _play_callables(self) -> None:
         """Rounds of the callable policies: each one decides for every game that waits
@@ -425,17 +472,17 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
             kernels.continue_games(batch.state, batch.cards, waiting.astype(np.int64), actions,
                                    *self._arrays(), self._fresh)  # fmt: skip
 
-    def _in_parallel(self, calls: list[tuple[Any, ...]]) -> None:
-        """Run compiled calls ``(function, *args)`` at once, the first on this thread, the
-        others on the pool (they release the GIL), and wait for all."""
+    def _in_parallel(self, calls: list[list[tuple[Any, ...]]]) -> None:
+        """Run per-thread lists of compiled calls ``(function, *args)`` at once: the first
+        list on this thread, the others on the pool (the compiled loops release the GIL);
+        wait for all."""
         pool = self._pool
         if pool is None or len(calls) == 1:
-            for function, *args in calls:
-                function(*args)
+            for thread_calls in calls:
+                _run(thread_calls)
             return
-        others = [pool.submit(*call) for call in calls[1:]]
-        function, *args = calls[0]
-        function(*args)
+        others = [pool.submit(_run, thread_calls) for thread_calls in calls[1:]]
+        _run(calls[0])
         for other in others:
             other.result()
 
@@ -465,6 +512,11 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
             "winner": state[:, L.WINNER].astype(np.int64), "_winner": everyone.copy(),
             "game_seed": self._game_seeds.copy(), "_game_seed": everyone.copy(),
         }  # fmt: skip
+
+
+def _run(calls: list[tuple[Any, ...]]) -> None:
+    for function, *args in calls:
+        function(*args)
 
 
 _ROLE_NAMES = ("learner", "opponent", "deck_policy", "battle_policy")
