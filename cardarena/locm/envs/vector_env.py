@@ -110,7 +110,7 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         if seat not in (0, 1, "random"):
             raise ValueError(f"seat must be 0, 1 or 'random', got {seat!r}")
         if render_mode is not None:
-            raise ValueError("the vector env does not render; use env.state(i).view() ...")
+            raise ValueError("the vector env does not render: env.state(i) is game i as a State")
         self.autoreset_mode = AutoresetMode(autoreset_mode)
         if self.autoreset_mode is AutoresetMode.DISABLED:
             raise ValueError("autoreset_mode must be NEXT_STEP or SAME_STEP")
@@ -320,10 +320,6 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         if self.batch is None:
             raise RuntimeError("call reset() first")
         return self.batch.to_state(index)
-
-    def seats(self) -> np.ndarray:
-        """The learner's seat in each env's current game."""
-        return self._seats.astype(np.int64)
 
     # --- internals ------------------------------------------------------------------
 
