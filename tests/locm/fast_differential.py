@@ -124,12 +124,24 @@ def _difference(reference: State, batch: Batch, encoder: Encoder, where: str,
     return None
 
 
-def random_differential(version: str, seeds: list[int], rng_seed: int = 0) -> list[str]:
-    """Random legal actions through both engines for the games of ``seeds`` (one Batch);
-    compare after every action. Returns the failures (one line each, first per game)."""
+def random_differential(
+    version: str,
+    seeds: list[int],
+    rng_seed: int = 0,
+    params: list[dict[str, Any]] | None = None,
+    league: int = 4,
+) -> list[str]:
+    """Random legal actions through both engines for the games of ``seeds`` (or of
+    ``params``; one Batch); compare after every action. Returns the failures (one line
+    each, the first of each game)."""
     encoder = Encoder(version)
-    batch = Batch.new(version, seeds=seeds)
-    references = [State.new(version, {"seed": seed}) for seed in seeds]
+    if params is None:
+        batch = Batch.new(version, seeds=seeds, league=league)
+        references = [State.new(version, {"seed": seed}, league) for seed in seeds]
+    else:
+        batch = Batch.new(version, params=params, league=league)
+        references = [State.new(version, p, league) for p in params]
+        seeds = [int(p["seed"]) for p in params]
     rng = np.random.default_rng(rng_seed)
     failures: dict[int, str] = {}
     steps = 0
@@ -160,5 +172,156 @@ def random_differential(version: str, seeds: list[int], rng_seed: int = 0) -> li
                 continue
             differences = compare_states(reference, batch.to_state(g))
             if differences:
+                failures[g] = f"game seed {seeds[g]} step {steps}: " + "; ".join(differences[:5])
+    return [failures[g] for g in sorted(failures)]
+
+
+# --- the full run: the same comparison through flat signatures ------------------------
+
+SIGNATURE_SIZE = 1024
+
+
+def signature(state: State) -> list[int]:
+    """Every field of a reference state as a flat list of ints (cards by base id: the card
+    tables are compared whole at the start and never change)."""
+    out = [int(state.phase), state.active, state.turn,
+           -1 if state.winner is None else state.winner, int(state.end_reason)]  # fmt: skip
+    for player in state.players:
+        out += [player.health, player.mana, player.max_mana, player.bonus_mana_turns,
+                player.next_turn_draw, player.draw_shown, player.health_lost,
+                len(player.runes), len(player.hand)]  # fmt: skip
+        for inst in player.hand:
+            out += [inst.id, inst.card.base_id]
+        out.append(len(player.deck))
+        for inst in player.deck:
+            out += [inst.id, inst.card.base_id]
+        out.append(len(player.board))
+        for c in player.board:
+            out += [c.id, c.card.base_id, c.lane, c.attack, c.defense, c.keywords,
+                    int(c.can_attack), int(c.has_attacked), int(c.shows_effects)]  # fmt: skip
+        out.append(len(player.performed))
+        for base_id, action in player.performed:
+            out += [base_id, action.type, action.id, action.target]
+        out.append(len(player.chosen))
+        out += [card.base_id for card in player.chosen]
+    return out
+
+
+def fast_signatures(state: np.ndarray, cards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`signature` of every fast game at once: (values [N, SIGNATURE_SIZE], lengths)."""
+    out = np.zeros((len(state), SIGNATURE_SIZE), np.int32)
+    lengths = np.zeros(len(state), np.int32)
+    _fast_signatures(state, cards, out, lengths)
+    return out, lengths
+
+
+def _compile_signatures() -> Any:
+    from numba import njit
+
+    from cardarena.locm.fast import layout as L
+
+    @njit(cache=True)
+    def fill(state: np.ndarray, cards: np.ndarray, out: np.ndarray, lengths: np.ndarray) -> None:
+        for g in range(state.shape[0]):
+            row = state[g]
+            table = cards[g]
+            n = 0
+            for field in (L.PHASE, L.ACTIVE, L.TURN, L.WINNER, L.END_REASON):
+                out[g, n] = row[field]
+                n += 1
+            for p in range(2):
+                base = L.PLAYER_0 + p * L.PLAYER_SIZE
+                for field in (L.P_HEALTH, L.P_MANA, L.P_MAX_MANA, L.P_BONUS_MANA_TURNS,
+                              L.P_NEXT_TURN_DRAW, L.P_DRAW_SHOWN, L.P_HEALTH_LOST,
+                              L.P_RUNES_LEFT, L.P_HAND_COUNT):  # fmt: skip
+                    out[g, n] = row[base + field]
+                    n += 1
+                for k in range(row[base + L.P_HAND_COUNT]):
+                    ident = row[base + L.P_HAND + k]
+                    out[g, n] = ident
+                    out[g, n + 1] = table[row[L.INSTANCE_CARD + ident], L.C_BASE_ID]
+                    n += 2
+                top = row[base + L.P_DECK_TOP]
+                end = row[base + L.P_DECK_END]
+                out[g, n] = end - top
+                n += 1
+                for k in range(top, end):
+                    ident = row[base + L.P_DECK + k]
+                    out[g, n] = ident
+                    out[g, n + 1] = table[row[L.INSTANCE_CARD + ident], L.C_BASE_ID]
+                    n += 2
+                count = row[base + L.P_BOARD_COUNT]
+                out[g, n] = count
+                n += 1
+                for k in range(count):
+                    at = base + L.P_BOARD + k * L.CREATURE_SIZE
+                    out[g, n] = row[at + L.K_ID]
+                    out[g, n + 1] = table[row[at + L.K_CARD], L.C_BASE_ID]
+                    for j, field in enumerate((L.K_LANE, L.K_ATTACK, L.K_DEFENSE, L.K_KEYWORDS,
+                                               L.K_CAN_ATTACK, L.K_HAS_ATTACKED,
+                                               L.K_SHOWS_EFFECTS)):  # fmt: skip
+                        out[g, n + 2 + j] = row[at + field]
+                    n += 9
+                count = row[base + L.P_PERFORMED_COUNT]
+                out[g, n] = count
+                n += 1
+                for k in range(count * L.PERFORMED_SIZE):
+                    out[g, n] = row[base + L.P_PERFORMED + k]
+                    n += 1
+                count = row[base + L.P_CHOSEN_COUNT]
+                out[g, n] = count
+                n += 1
+                for k in range(count):
+                    out[g, n] = table[row[base + L.P_CHOSEN + k], L.C_BASE_ID]
+                    n += 1
+            lengths[g] = n
+
+    return fill
+
+
+_fast_signatures = _compile_signatures()
+
+
+def random_differential_fast(version: str, seeds: list[int], rng_seed: int = 0) -> list[str]:
+    """:func:`random_differential` comparing flat signatures after every action (the same
+    fields; compare_states names the fields of a difference). For the full run."""
+    encoder = Encoder(version)
+    batch = Batch.new(version, seeds=seeds)
+    references = [State.new(version, {"seed": seed}) for seed in seeds]
+    failures: dict[int, str] = {}
+    for g, reference in enumerate(references):
+        differences = compare_states(reference, batch.to_state(g))
+        if differences:
+            failures[g] = f"game seed {seeds[g]} at the start: " + "; ".join(differences[:5])
+    rng = np.random.default_rng(rng_seed)
+    steps = 0
+    while True:
+        masks = batch.masks()
+        actions = np.zeros(len(seeds), np.int64)
+        running = False
+        for g, reference in enumerate(references):
+            if g in failures or reference.is_terminal:
+                continue
+            legal: dict[int, Action] = {}
+            encoder.mask(reference, legal=legal)
+            fast = np.flatnonzero(masks[g]).tolist()
+            if fast != sorted(legal):
+                failures[g] = f"game seed {seeds[g]} step {steps}: masks differ"
+                continue
+            actions[g] = fast[int(rng.integers(len(fast)))]
+            reference.apply(legal[int(actions[g])])
+            running = True
+        if not running:
+            break
+        for g in failures:
+            actions[g] = np.flatnonzero(masks[g])[0] if masks[g].any() else 0
+        batch.step(actions)
+        steps += 1
+        values, lengths = fast_signatures(batch.state, batch.cards)
+        for g, reference in enumerate(references):
+            if g in failures:
+                continue
+            if values[g, : lengths[g]].tolist() != signature(reference):
+                differences = compare_states(reference, batch.to_state(g)) or ["signature"]
                 failures[g] = f"game seed {seeds[g]} step {steps}: " + "; ".join(differences[:5])
     return [failures[g] for g in sorted(failures)]

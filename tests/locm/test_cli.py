@@ -143,8 +143,10 @@ def test_demo_still_works() -> None:
         (["-p1", "builtin:random", "-p2", "builtin:random", "-d", "seed=x"], "seed"),
         (["-p1", "builtin:random", "-p2", "builtin:random", "-d", "seed=1 seed=2"], "twice"),
         (["-p1", "builtin:random", "-p2", "builtin:random", "-d", "cardGenSeed=x"], "cardGenSeed"),
-        (["-p1", "builtin:random", "-p2", "builtin:random", "--version", "1.0", "--league", "9"],
-         "1-4"),
+        (
+            ["-p1", "builtin:random", "-p2", "builtin:random", "--version", "1.0", "--league", "9"],
+            "1-4",
+        ),
         (["-p1", "builtin:random", "-p2", "builtin:random", "-d", "seed"], "key=value"),
         (["-p1", "builtin:random", "-p2", "builtin:random", "--version", "2.0"], "2.0"),
         (["-p1", "builtin:random", "-p2", "builtin:random", "--league", "1"], "--league"),

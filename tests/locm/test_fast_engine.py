@@ -20,20 +20,27 @@ import pytest
 from cardarena.locm import State
 from cardarena.locm.encoding.encoder import Encoder
 from cardarena.locm.engine.state import EndReason
+from cardarena.locm.fast import layout as L
 from cardarena.locm.fast.batch import Batch, IllegalBatchAction
 from cardarena.locm.fast.convert import compare_states
 from cardarena.locm.fast.generators import game_seeds
 from cardarena.locm.fast.playouts import play_random
 from tests.conftest import conformance_games
-from tests.locm.fast_differential import random_differential, replay_official
+from tests.locm.fast_differential import (
+    fast_signatures,
+    random_differential,
+    random_differential_fast,
+    replay_official,
+    signature,
+)
 
 VERSIONS = ("1.0", "1.2", "1.5")
 FULL = os.environ.get("CARDARENA_FAST_FULL") == "1"
 RANDOM_GAMES = 100_000 if FULL else 60
 """Random games per version compared action by action."""
 CHUNK = 500
-OFFICIAL_STEP = 1 if FULL else 6
-"""Every official game when FULL, else every 6th and every game not ended by health."""
+OFFICIAL_STEP = 1 if FULL else 10
+"""Every official game when FULL, else every 10th and every game not ended by health."""
 
 
 def _official_sample(version: str) -> list[dict]:
@@ -54,13 +61,57 @@ def test_random_games_through_both_engines(version: str) -> None:
     failures: list[str] = []
     for first in range(0, RANDOM_GAMES, CHUNK):
         seeds = list(range(first, min(first + CHUNK, RANDOM_GAMES)))
-        failures += random_differential(version, seeds, rng_seed=first)
+        compare = random_differential_fast if FULL else random_differential
+        failures += compare(version, seeds, rng_seed=first)
         assert len(failures) < 10, "\n".join(failures)
+        if FULL:  # progress, for a run of an hour or more
+            print(f"LOCM {version}: {seeds[-1] + 1} games compared, {len(failures)} differ "
+                  f"({time.perf_counter() - start:.0f} s)", flush=True)  # fmt: skip
     if FULL:
         print(f"\nLOCM {version}: {RANDOM_GAMES} random games compared after every action "
               f"with the reference engine, {len(failures)} differ "
               f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
     assert not failures, "\n".join(failures)
+
+
+PREDEFINED_DRAFT = ",".join(f"{i} {i + 40} {i + 80}" for i in range(1, 31))
+
+
+@pytest.mark.parametrize(
+    ("version", "extra", "league"),
+    [
+        ("1.0", {}, 1),
+        ("1.0", {}, 3),
+        ("1.2", {"predefinedDraftIds": PREDEFINED_DRAFT}, 4),
+        ("1.5", {"predefinedCardListFile": "cardlist.txt"}, 4),
+        ("1.5", {"cardGenSeed": -5, "shufflePlayer1Seed": 77}, 4),
+    ],
+)
+def test_games_of_any_parameters_and_league_play_as_the_reference(
+    version: str, extra: dict, league: int
+) -> None:
+    params = [{"seed": seed, **extra} for seed in range(20)]
+    failures = random_differential(version, [], rng_seed=9, params=params, league=league)
+    assert not failures, "\n".join(failures)
+
+
+def test_the_full_runs_signatures_see_every_kind_of_field() -> None:
+    """The full run compares flat signatures: equal for equal games, and a change of any
+    one field of a fast game (health, a hand card, a creature, performed) shows."""
+    batch = Batch.new("1.5", seeds=range(4))
+    rng = np.random.default_rng(3)
+    for _ in range(75):
+        batch.step([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in batch.masks()])
+    values, lengths = fast_signatures(batch.state, batch.cards)
+    g = int(np.flatnonzero(batch.state[:, L.PLAYER_0 + L.P_BOARD_COUNT] > 0)[0])
+    assert values[g, : lengths[g]].tolist() == signature(batch.to_state(g))
+    for column in (L.PLAYER_1 + L.P_HEALTH, L.PLAYER_0 + L.P_HAND,
+                   L.PLAYER_0 + L.P_BOARD + L.K_DEFENSE, L.PLAYER_0 + L.P_BOARD + L.K_LANE,
+                   L.PLAYER_1 + L.P_PERFORMED_COUNT, L.TURN):  # fmt: skip
+        changed = batch.clone()
+        changed.state[g, column] += 1
+        values, lengths = fast_signatures(changed.state, changed.cards)
+        assert values[g, : lengths[g]].tolist() != signature(batch.to_state(g)), column
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -173,3 +224,63 @@ _TEXT_1_2 = """25 5 20 20 1
 16 20 -1 0 4 3 4 B--G-- 0 0 0 1
 18 22 -1 0 2 1 2 -----W 0 0 0 0
 """
+
+
+def test_reset_games_starts_new_games_in_place() -> None:
+    batch = Batch.new("1.0", seeds=range(6))
+    rng = np.random.default_rng(2)
+    for _ in range(100):
+        batch.step([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in batch.masks()])
+    untouched = batch.state[[0, 2, 3, 5]].copy()
+    batch.reset_games(np.array([False, True, False, False, True, False]), [500, 501])
+    assert np.array_equal(batch.state[[0, 2, 3, 5]], untouched)
+    for g, seed in ((1, 500), (4, 501)):
+        assert compare_states(State.new("1.0", {"seed": seed}), batch.to_state(g)) == []
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_observe_equals_the_environments_encoder(version: str) -> None:
+    pytest.importorskip("cardarena.locm.fast.observation")  # the vector environment's
+    batch = Batch.new(version, seeds=range(6))
+    encoder = Encoder(version)
+    rng = np.random.default_rng(4)
+    for step in range(150):
+        if step % 15 == 0:
+            for players in (batch.current_player, 1 - batch.current_player):
+                observed = batch.observe(players)
+                for g in range(len(batch)):
+                    expected = encoder.observe(batch.to_state(g), int(players[g]))
+                    assert np.array_equal(observed[g], expected), (step, g)
+        batch.step([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in batch.masks()])
+
+
+def test_without_numba_the_engine_says_how_to_get_it() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['numba'] = None\n"
+        "import cardarena.locm.fast.layout\n"  # the layout needs no numba
+        "for name in ('kernels', 'batch', 'playouts'):\n"
+        "    try:\n"
+        "        __import__('cardarena.locm.fast.' + name)\n"
+        "    except ImportError as error:\n"
+        "        print(type(error).__name__, error)\n"
+        "from cardarena.locm import fast\n"
+        "try:\n"
+        "    fast.Batch\n"
+        "except ImportError as error:\n"
+        "    print(type(error).__name__, error)\n"
+    )
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True).stdout.splitlines()  # fmt: skip
+    hint = 'FastEngineUnavailable the fast engine needs numba: pip install "cardarena[fast]"'
+    assert output == [hint] * 4
+
+
+def test_reset_games_writes_into_the_arrays_the_caller_holds() -> None:
+    batch = Batch.new("1.2", seeds=range(3))
+    state, cards = batch.state, batch.cards
+    batch.reset_games([0, 1, 2], [7, 8, 9])
+    assert batch.state is state and batch.cards is cards
+    assert compare_states(State.new("1.2", {"seed": 8}), batch.to_state(1)) == []

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import doctest
 import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +21,7 @@ from cardarena.locm.engine.javarandom import (  # noqa: E402
 )
 from cardarena.locm.engine.params import SEED_NAMES, resolve_parameters  # noqa: E402
 from cardarena.locm.engine.state import Phase, State  # noqa: E402
-from cardarena.locm.fast import generators  # noqa: E402
+from cardarena.locm.fast import INSTALL_HINT, generators  # noqa: E402
 from cardarena.locm.fast import javarandom as fast_random  # noqa: E402
 from cardarena.locm.fast.layout import (  # noqa: E402
     INSTANCE_CARD,
@@ -115,7 +119,7 @@ def test_shuffle_order_equals_collections_shuffle(length: int) -> None:
 FULL = os.environ.get("CARDARENA_FAST_FULL") == "1"
 """CARDARENA_FAST_FULL=1: compare tens of thousands of games per version, not a sample."""
 VERSIONS = ("1.0", "1.2", "1.5")
-TABLE_GAMES = {"1.0": 50_000, "1.2": 50_000, "1.5": 20_000} if FULL else {
+TABLE_GAMES = {"1.0": 100_000, "1.2": 100_000, "1.5": 100_000} if FULL else {
     "1.0": 500, "1.2": 500, "1.5": 300}  # fmt: skip
 DECK_GAMES = 5_000 if FULL else 100
 
@@ -244,6 +248,7 @@ def test_dealt_decks_equal_start_battle(version: str) -> None:
     names = generators.subseed_names(version)
     shuffle_0 = names.index("shufflePlayer0Seed")
     shuffle_1 = names.index("shufflePlayer1Seed")
+    undealt, dealt_rows = [], []
     for game, seed in enumerate(seeds.tolist()):
         state, chosen = _reference_battle(version, seed, rng)
         row = np.zeros(STATE_SIZE, dtype=np.int32)
@@ -252,6 +257,7 @@ def test_dealt_decks_equal_start_battle(version: str) -> None:
         for player in range(2):
             base = player_offset(player)
             row[base + P_CHOSEN : base + P_CHOSEN + 30] = chosen[player]
+        undealt.append(row.copy())
         generators.deal_decks(row, subseeds[game, shuffle_0], subseeds[game, shuffle_1])
         for player in range(2):
             base = player_offset(player)
@@ -275,3 +281,27 @@ def test_dealt_decks_equal_start_battle(version: str) -> None:
         used |= {instance.id for player in state.players for instance in player.deck}
         unused = [i for i in range(generators.MAX_IDS) if i not in used]
         assert (row[INSTANCE_CARD + np.array(unused)] == -1).all()
+        dealt_rows.append(row)
+    batch = np.array(undealt)
+    generators.deal_all_decks(version, batch, subseeds)
+    assert np.array_equal(batch, np.array(dealt_rows))
+
+
+def test_the_doc_examples_run_and_print_what_the_page_says() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "fast-generators.md"
+    result = doctest.testfile(
+        str(page), module_relative=False, optionflags=doctest.ELLIPSIS, verbose=False
+    )
+    assert result.attempted >= 20
+    assert result.failed == 0
+
+
+@pytest.mark.parametrize("module", ["javarandom", "generators"])
+def test_without_numba_the_import_says_how_to_install_it(module: str) -> None:
+    hide_numba = "import sys; sys.modules['numba'] = None; "  # import numba now fails
+    done = subprocess.run(
+        [sys.executable, "-c", f"{hide_numba}import cardarena.locm.fast.{module}"],
+        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], check=False,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1].endswith(INSTALL_HINT)

@@ -27,9 +27,7 @@ def test_an_earlier_game_log_replays_and_a_new_log_has_the_same_format() -> None
         pass
     assert replay.mismatch() is None
     assert list(replay_lines(stored))[-1].startswith("result: player 0 wins")
-    fresh = play_game(
-        "builtin:greedy", "builtin:random", version="1.0", params={"seed": 3}
-    ).log
+    fresh = play_game("builtin:greedy", "builtin:random", version="1.0", params={"seed": 3}).log
     assert fresh["cardarena"] == stored["cardarena"]
     assert fresh["outputs"] == stored["outputs"]
     assert fresh["gameParameters"] == stored["gameParameters"]

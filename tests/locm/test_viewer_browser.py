@@ -123,9 +123,10 @@ def check_game(page: Any, path: Path, expected: list[Expected]) -> None:
         goto_frame(page, index)
         page.locator("#input-box summary").click()
         assert page.locator("#input").is_visible()
-        assert page.evaluate("document.getElementById('input').textContent") == expected[
-            turn
-        ].inputs[0]
+        assert (
+            page.evaluate("document.getElementById('input').textContent")
+            == expected[turn].inputs[0]
+        )
         page.locator("#input-box summary").click()
     # Then step with the keyboard from a turn start through its actions.
     start = next(i for i, e in enumerate(expected) if e.kind == "turn" and

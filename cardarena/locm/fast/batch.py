@@ -3,7 +3,7 @@
     >>> from cardarena.locm.fast import Batch
     >>> batch = Batch.new("1.2", seeds=range(1000))
     >>> masks = batch.masks()             # bool [1000, actions]: the player to act's
-    >>> batch.step(actions)                # one action index per game
+    >>> batch.step(masks.argmax(axis=1))   # one legal action index per game
 
 Every per-step operation is one call into compiled code for the whole batch. The
 arrays are public: ``state[N, STATE_SIZE]`` and ``cards[N, MAX_CARDS, CARD_FIELDS]``
@@ -78,7 +78,7 @@ class Batch:
         self.seeds = seeds
         """int64 [N]: each game's ``seed`` (its parameters when :attr:`params` has None)."""
         self.league = league
-        self._status = np.zeros(len(state), np.int8)
+        self._status = np.zeros(len(seeds), np.int8)
         self._id_maps: dict[int, dict[int, int]] = {}
 
     # --- creating games -----------------------------------------------------------------
@@ -103,17 +103,17 @@ class Batch:
         """
         rules = ruleset(version)
         league = rules.check_league(league)
-        given = sum(x is not None for x in (seeds, params))
-        if given > 1:
-            raise ValueError("give seeds or params, not both")
+        if sum(x is not None for x in (seeds, params, seed)) > 1:
+            raise ValueError("give one of seeds, params or seed")
         if params is not None:
             resolved = [game_parameters(rules.version, p) for p in params]
-            game_seed_array = np.array([p.seed for p in resolved], np.int64)
+            if n is not None and n != len(resolved):
+                raise ValueError(f"n={n} but {len(resolved)} parameters")
+            tables, subseeds = generators.tables_from_parameters(rules.version, resolved, league)
             batch = cls._empty(rules.version, len(resolved), league)
-            batch.seeds[:] = game_seed_array
+            game_seed_array = np.array([p.seed for p in resolved], np.int64)
+            batch._fill(np.arange(len(resolved)), game_seed_array, subseeds, tables)
             batch.params = list(resolved)
-            for i, p in enumerate(resolved):
-                batch._fill_from_parameters(i, p)
             return batch
         if seeds is not None:
             game_seed_array = np.fromiter((int(s) for s in seeds), np.int64)
@@ -131,14 +131,20 @@ class Batch:
 
     @classmethod
     def _empty(cls, version: str, n: int, league: int) -> Batch:
-        state = np.empty((n, L.STATE_SIZE), np.int32)
-        cards = np.zeros((n, L.MAX_CARDS, L.CARD_FIELDS), np.int32)
+        """A batch of ``n`` games whose arrays :meth:`_fill` makes next."""
+        state = np.zeros((0, L.STATE_SIZE), np.int32)
+        cards = np.zeros((0, L.MAX_CARDS, L.CARD_FIELDS), np.int32)
         return cls(version, state, cards, [None] * n, np.zeros(n, np.int64), league)
 
     def _fill_from_seeds(self, games: np.ndarray, seeds: np.ndarray) -> None:
         """New games ``games`` from their seeds (compiled generators)."""
         subseeds = generators.derive_subseeds(self.version, seeds)
-        self.cards[games] = generators.tables_from_subseeds(self.version, subseeds, self.league)
+        tables = generators.tables_from_subseeds(self.version, subseeds, self.league)
+        self._fill(games, seeds, subseeds, tables)
+
+    def _fill(self, games: np.ndarray, seeds: np.ndarray, subseeds: np.ndarray,
+              tables: np.ndarray) -> None:  # fmt: skip
+        """New games ``games`` at the start of deck building from their sub-seeds and tables."""
         rows = np.repeat(_template(self.version)[None, :], len(games), axis=0)
         names = generators.subseed_names(self.version)
         rows[:, L.CARD_COUNT] = L.MAX_CARDS if self.version == "1.5" else 3 * 30
@@ -148,21 +154,21 @@ class Batch:
             rows[:, L.SHUFFLE_SEED + 2 * player + 1] = (
                 (shuffle_seeds & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
             )
-        self.state[games] = rows
+        if len(self.state) == 0:  # a new batch (from _empty): its arrays, no copies
+            self.state, self.cards = rows, tables
+        else:
+            self.state[games] = rows
+            self.cards[games] = tables
         self.seeds[games] = seeds
-        for g in games.tolist():
-            self.params[g] = None
-            self._id_maps.pop(g, None)
-
-    def _fill_from_parameters(self, game: int, params: GameParameters) -> None:
-        state = State.new(self.version, params, self.league)
-        self.state[game], self.cards[game] = row_from_state(state)
-        self._id_maps.pop(game, None)
+        if self._id_maps or any(p is not None for p in self.params):
+            for g in games.tolist():
+                self.params[g] = None
+                self._id_maps.pop(g, None)
 
     # --- reading ------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self.state)
+        return len(self.seeds)
 
     def masks(self, out: np.ndarray | None = None) -> np.ndarray:
         """bool [N, layout.size]: the legal actions of each game's player to act (all

@@ -30,6 +30,8 @@ from ..engine.state import (
 )
 from . import layout as L
 
+_new_tuple = tuple.__new__
+"""``_new_tuple(Card, values)`` skips the NamedTuple's Python-level ``__new__`` (hot here)."""
 DRAFT_ROWS = 3 * DECK_SIZE
 """Rows of a 1.0/1.2 card table that hold the draft triples."""
 VERSION_NAMES: dict[int, str] = {code: name for name, code in L.VERSION_CODES.items()}
@@ -54,7 +56,7 @@ def card_from_values(values: Sequence[int]) -> Card:
 
 
 _TABLES: dict[bytes, list[Card]] = {}
-_TABLES_KEPT = 64
+_TABLES_KEPT = 1024
 """Card tables converted lately (a game is converted again and again while it is played)."""
 
 
@@ -66,7 +68,7 @@ def _cards_of(cards: np.ndarray, count: int) -> list[Card]:
     if table is None:
         if len(_TABLES) >= _TABLES_KEPT:
             _TABLES.clear()
-        table = _TABLES[key] = [Card._make(values) for values in used.tolist()]
+        table = _TABLES[key] = [_new_tuple(Card, values) for values in used.tolist()]
     return table
 
 
@@ -320,10 +322,10 @@ def _player(
     runes_left = words[base + L.P_RUNES_LEFT]
     player.runes = list(RUNES[len(RUNES) - runes_left :]) if runes_left else []
     hand = words[base + L.P_HAND : base + L.P_HAND + words[base + L.P_HAND_COUNT]]
-    player.hand = [CardInstance(ids.get(i, i), card_of(i)) for i in hand]
+    player.hand = [_new_tuple(CardInstance, (ids.get(i, i), card_of(i))) for i in hand]
     deck = words[base + L.P_DECK + words[base + L.P_DECK_TOP] : base + L.P_DECK
                  + words[base + L.P_DECK_END]]  # fmt: skip
-    player.deck = [CardInstance(ids.get(i, i), card_of(i)) for i in deck]
+    player.deck = [_new_tuple(CardInstance, (ids.get(i, i), card_of(i))) for i in deck]
     board = []
     for slot in range(words[base + L.P_BOARD_COUNT]):
         at = base + L.P_BOARD + slot * L.CREATURE_SIZE
@@ -342,7 +344,7 @@ def _player(
     for slot in range(words[base + L.P_PERFORMED_COUNT]):
         at = base + L.P_PERFORMED + slot * L.PERFORMED_SIZE
         base_id, kind, ident, target = words[at : at + 4]
-        performed.append((base_id, Action(kind, ident, target)))
+        performed.append((base_id, _new_tuple(Action, (kind, ident, target))))
     player.performed = performed
     chosen = [table[i] for i in words[base + L.P_CHOSEN : base + L.P_CHOSEN
                                       + words[base + L.P_CHOSEN_COUNT]]]  # fmt: skip

@@ -18,7 +18,7 @@ Python entry points (arrays in, arrays out):
 
 Compiled kernels for other compiled code (numba ``@njit``; call them from ``@njit``):
 :func:`fill_draft_table`, :func:`fill_constructed_table`, :func:`shuffle_deck`,
-:func:`deal_decks`.
+:func:`deal_decks` (and :func:`deal_all_decks`, its batch form for Python).
 """
 
 from __future__ import annotations
@@ -26,14 +26,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
 
-from ..engine.cards import (
+from . import require_numba
+
+require_numba()
+
+from numba import njit  # noqa: E402 (after the one-line install hint)
+
+from ..engine.cards import (  # noqa: E402
     _AREA_TABLE,
+    _BONUS_MEAN,
+    _BONUS_STD,
     _DRAW_TABLE,
+    _KEYWORD_ADD,
     _KEYWORD_BITS_IN_ORDER,
     _KEYWORD_COUNT_TABLE,
-    _KEYWORD_PROPS,
+    _KEYWORD_MULT,
+    _KEYWORD_TABLE,
     _MANA_TABLE,
     _MY_HEALTH_TABLE,
     _OPP_HEALTH_TABLE,
@@ -41,13 +50,14 @@ from ..engine.cards import (
     CARD_LIST,
     CARDS_IN_CONSTRUCTED,
     Card,
+    CardType,
     draft_pool_cards,
 )
-from ..engine.deckbuilding import DRAFT_POOL_SIZE, constructed_pool, draft_triples
-from ..engine.params import SEED_NAMES, GameParameters, resolve_parameters
-from ..engine.rules import DECK_SIZE, ruleset
-from .javarandom import next_double, next_int, next_int32, next_long, scramble, shuffle
-from .layout import (
+from ..engine.deckbuilding import DRAFT_POOL_SIZE, constructed_pool, draft_triples  # noqa: E402
+from ..engine.params import SEED_NAMES, GameParameters, resolve_parameters  # noqa: E402
+from ..engine.rules import DECK_SIZE, ruleset  # noqa: E402
+from .javarandom import next_double, next_int, next_int32, next_long, scramble, shuffle  # noqa: E402
+from .layout import (  # noqa: E402
     C_AREA,
     C_ATTACK,
     C_BASE_ID,
@@ -124,12 +134,11 @@ _COUNT_VALUES = np.array([entry[0] for entry in _KEYWORD_COUNT_TABLE.entries], d
 _COUNT_WEIGHTS = np.array([entry[1] for entry in _KEYWORD_COUNT_TABLE.entries])
 _COUNT_TOTAL = float(_KEYWORD_COUNT_TABLE.total)
 _KEYWORD_BITS = np.array(_KEYWORD_BITS_IN_ORDER, dtype=np.int64)
-assert all(props[1:] == (1.0, 1.0, 1.0) for props in _KEYWORD_PROPS)  # weight, mult, add
-_KEYWORD_MULT = 1.0
-_KEYWORD_ADD = 1.0
+assert all(entry[1] == 1.0 for entry in _KEYWORD_TABLE.entries)  # the search is a ceil
 
-# The four budget properties (area, draw, my health, opp health): one table each,
-# rows of a [4, 5] array (padded with zero weights, which the search never reaches).
+# The four budget properties (area, draw, my health, opp health): one table each, the
+# row of its slot in [5, 5] arrays (padded with zero weights the search never reaches;
+# the keywords' row is unused).
 _SLOT_AREA, _SLOT_KEYWORDS, _SLOT_DRAW, _SLOT_MY_HEALTH, _SLOT_OPP_HEALTH = range(5)
 """The property order's slots, as the reference ``generate_cards`` starts them."""
 _PROPERTY_TABLES = {
@@ -152,10 +161,10 @@ for _slot, _table in _PROPERTY_TABLES.items():
         _PROPERTY_WEIGHTS[_slot, _k] = _weight
         _PROPERTY_MULT[_slot, _k] = _mult
         _PROPERTY_ADD[_slot, _k] = _add
-_BONUS_MEAN = 1.0
-_BONUS_STD = 2.0
 _MAX_COST = int(_MANA_VALUES.max())
-_CREATURE, _GREEN, _RED, _BLUE = range(4)
+_CREATURE = int(CardType.CREATURE)
+_RED = int(CardType.RED_ITEM)
+_BLUE = int(CardType.BLUE_ITEM)
 
 
 # --- seeds ---------------------------------------------------------------------------------
@@ -284,6 +293,7 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
     draw_rng, my_rng, opp_rng, attack_rng, defense_rng = sub[6], sub[7], sub[8], sub[9], sub[10]
     order = np.arange(5, dtype=np.int64)  # the property order, shuffled from card to card
     generated = np.empty((count, CARD_FIELDS), dtype=np.int32)
+    chosen = np.zeros(5, dtype=np.int64)  # by property slot (area 0 = Target); keywords: bits
     for i in range(count):
         u, type_rng = next_double(type_rng)
         card_type = _TYPE_VALUES[_search(u * _TYPE_TOTAL, _TYPE_WEIGHTS, _TYPE_WEIGHTS.shape[0])]
@@ -291,7 +301,7 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
         mana = _MANA_VALUES[_search(u * _MANA_TOTAL, _MANA_WEIGHTS, _MANA_WEIGHTS.shape[0])]
         budget = float(mana)
         order_rng = shuffle(order, order_rng)
-        chosen = np.zeros(5, dtype=np.int64)
+        chosen[:] = 0
         for position in range(5):
             slot = order[position]
             if slot != _SLOT_KEYWORDS:
@@ -365,13 +375,16 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
         generated[i, C_DRAW] = chosen[_SLOT_DRAW]
         generated[i, C_AREA] = chosen[_SLOT_AREA]
     # Stable sort by cost (a counting sort), then number 0..count-1.
-    base_id = 0
+    first_of_cost = np.zeros(_MAX_COST + 2, dtype=np.int64)
+    for i in range(count):
+        first_of_cost[generated[i, C_COST] + 1] += 1
     for cost in range(_MAX_COST + 1):
-        for i in range(count):
-            if generated[i, C_COST] == cost:
-                table[base_id, :] = generated[i, :]
-                table[base_id, C_BASE_ID] = base_id
-                base_id += 1
+        first_of_cost[cost + 1] += first_of_cost[cost]
+    for i in range(count):
+        base_id = first_of_cost[generated[i, C_COST]]
+        first_of_cost[generated[i, C_COST]] += 1
+        table[base_id, :] = generated[i, :]
+        table[base_id, C_BASE_ID] = base_id
 
 
 @njit(cache=True, nogil=True)
@@ -452,6 +465,25 @@ def deal_decks(row: np.ndarray, shuffle_seed_0: int, shuffle_seed_1: int) -> Non
         row[base + P_HAND_COUNT] = hand_size
         row[base + P_DECK_TOP] = hand_size
         row[base + P_DECK_END] = DECK_SIZE
+
+
+@njit(cache=True, nogil=True)
+def _deal_all_decks(
+    states: np.ndarray, shuffle_seeds_0: np.ndarray, shuffle_seeds_1: np.ndarray
+) -> None:
+    for game in range(states.shape[0]):
+        deal_decks(states[game], shuffle_seeds_0[game], shuffle_seeds_1[game])
+
+
+def deal_all_decks(version: str, states: np.ndarray, subseeds: np.ndarray) -> None:
+    """:func:`deal_decks` for every row of ``states[N, STATE_SIZE]`` (int32, in place),
+    with the shuffle seeds of ``subseeds[N, k]`` (each row's ``P_CHOSEN`` filled)."""
+    names = subseed_names(version)
+    _deal_all_decks(
+        states,
+        np.ascontiguousarray(subseeds[:, names.index("shufflePlayer0Seed")], dtype=np.int64),
+        np.ascontiguousarray(subseeds[:, names.index("shufflePlayer1Seed")], dtype=np.int64),
+    )
 
 
 # --- Python entry points ----------------------------------------------------------------------

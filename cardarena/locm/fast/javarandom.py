@@ -15,7 +15,12 @@ overflows 64 bits, but numba's integer multiply wraps (two's complement, as a Ja
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from . import require_numba
+
+require_numba()
+
+from numba import njit  # noqa: E402 (after the one-line install hint)
 
 MULTIPLIER = 0x5DEECE66D
 ADDEND = 0xB

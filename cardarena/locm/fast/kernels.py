@@ -19,7 +19,6 @@ PICK or CHOOSE). The public kernels, stable for the other fast modules:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..engine.cards import BREAKTHROUGH, CHARGE, DRAIN, GUARD, LETHAL, WARD
 from ..engine.rules import (
@@ -31,7 +30,7 @@ from ..engine.rules import (
     RUNES,
     TURN_LIMIT,
 )
-from .generators import deal_decks
+from . import require_numba
 from .layout import (
     ACTIVE,
     BOARD_LIMIT,
@@ -87,6 +86,12 @@ from .layout import (
     VERSION,
     WINNER,
 )
+
+require_numba()
+
+from numba import njit  # noqa: E402
+
+from .generators import deal_decks  # noqa: E402
 
 # Phases, end reasons, action types and card types as the reference engine numbers them.
 DECK_BUILDING, BATTLE, ENDED = 0, 1, 2
@@ -513,9 +518,9 @@ def _use(row: np.ndarray, table: np.ndarray, me: int, opp: int, slot: int, side:
 
 @njit(cache=True, nogil=True)
 def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
-    """Write the legal action indexes of the player to act into ``out`` (ascending within
-    each kind: PASS, SUMMON, ATTACK, USE, or the deck-building actions); return how many.
-    None once the game has ended. ``out`` holds at least :data:`MAX_LEGAL` entries."""
+    """Write the legal action indexes of the player to act into ``out``, each once (PASS
+    first, then SUMMON, ATTACK, USE; or the deck-building actions); return how many,
+    0 once the game has ended. ``out`` holds at least :data:`MAX_LEGAL` entries."""
     phase = row[PHASE]
     if phase == ENDED:
         return 0

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ..engine.cards import BREAKTHROUGH, DRAIN, GUARD, LETHAL, WARD
 from . import layout as L
+from . import require_numba
 from .batch import Batch
 from .kernels import (
     BATTLE,
@@ -32,6 +32,10 @@ from .kernels import (
     current_player,
     legal_actions,
 )
+
+require_numba()
+
+from numba import njit  # noqa: E402
 
 POLICIES = {"random": 0, "greedy": 1}
 """The compiled policies a playout can give a seat."""
