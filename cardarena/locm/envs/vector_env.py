@@ -325,17 +325,19 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
 
     def _check_actions(self, actions: np.ndarray, resetting: np.ndarray) -> None:
         """IllegalActionError naming the first env whose action is not legal (none applied)."""
-        size = self.layout.size
-        inside = (actions >= 0) & (actions < size)
-        legal = inside & self._masks[np.arange(self.num_envs), np.where(inside, actions, 0)]
-        bad = np.flatnonzero(~legal & ~resetting)
-        if bad.size:
-            g = int(bad[0])
+        bad = kernels.count_illegal(self._masks, actions, resetting)
+        if bad:
+            g = int(np.flatnonzero(~resetting & ~self._legal_now(actions))[0])
             raise IllegalActionError(
                 f"env {g}: {self.layout.describe(int(actions[g]))} is not legal for player "
                 f"{self._seats[g]} in {self.batch.to_state(g)!r}"  # type: ignore[union-attr]
-                f" ({bad.size} illegal action(s) in this step; none was applied)"
+                f" ({bad} illegal action(s) in this step; none was applied)"
             )
+
+    def _legal_now(self, actions: np.ndarray) -> np.ndarray:
+        """Per env: is its action in its mask?"""
+        inside = (actions >= 0) & (actions < self.layout.size)
+        return inside & self._masks[np.arange(self.num_envs), np.where(inside, actions, 0)]
 
     def _draw_games(
         self,
@@ -417,7 +419,7 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         arrays = self._arrays()
         # Creating a 1.5 game (120 generated cards) costs as much as many steps: split
         # even a few resets over the threads.
-        split = len(games) >= (2 if self.rules.version == "1.5" else _MIN_SLICE // 4)
+        split = len(games) >= (2 if self.rules.version == "1.5" else _MIN_SLICE // 2)
         parts = np.array_split(np.arange(len(games)), len(self._slices)) if split else [
             np.arange(len(games))]  # fmt: skip
         calls: list[list[tuple[Any, ...]]] = []

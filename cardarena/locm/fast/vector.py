@@ -297,3 +297,15 @@ def sample_legal(masks: np.ndarray, uniforms: np.ndarray, out: np.ndarray) -> No
                     out[g] = index
                     break
                 k -= 1
+
+
+@njit(cache=True, nogil=True)
+def count_illegal(masks: np.ndarray, actions: np.ndarray, skip: np.ndarray) -> int:
+    """How many games but the ``skip`` ones have an action outside their mask."""
+    bad = 0
+    for g in range(masks.shape[0]):
+        if not skip[g]:
+            action = actions[g]
+            if action < 0 or action >= masks.shape[1] or not masks[g, action]:
+                bad += 1
+    return bad
