@@ -21,6 +21,7 @@ import argparse
 import importlib.util
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -72,16 +73,21 @@ def reference_games_per_s(version: str, games: int, runs: int) -> list[float]:
     return rates
 
 
-def start_seconds(cache_dir: str | None) -> float:
-    """Wall seconds of a fresh process importing the fast engine and playing every version
-    (``cache_dir``: an empty numba cache, so everything is compiled)."""
+def start_seconds(cache_dir: str | None) -> tuple[float, float]:
+    """(wall, CPU) seconds of a fresh process importing the fast engine and playing every
+    version (``cache_dir``: an empty numba cache, so everything is compiled). The CPU
+    seconds hardly depend on the machine's load; the wall seconds do."""
     env = dict(os.environ)
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = cache_dir
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", START_SCRIPT], check=True, env=env,
                    cwd=HERE.parent)  # fmt: skip
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, cpu
 
 
 def vector_env_steps_per_s() -> float | None:
@@ -106,10 +112,11 @@ def main() -> int:
     parser.add_argument("--versions", nargs="+", choices=VERSIONS, default=list(VERSIONS))
     parser.add_argument("--no-start", action="store_true", help="skip the start-up times")
     args = parser.parse_args()
-    start_seconds(None)  # fills the on-disk cache if it is empty
-    warm = None if args.no_start else statistics.median(start_seconds(None) for _ in range(3))
-    cold = None
+    warm = cold = None
     if not args.no_start:
+        start_seconds(None)  # fills the on-disk cache if it is empty
+        runs = [start_seconds(None) for _ in range(3)]
+        warm = (statistics.median(w for w, _c in runs), statistics.median(c for _w, c in runs))
         with tempfile.TemporaryDirectory() as empty_cache:
             cold = start_seconds(empty_cache)
     vector = vector_env_steps_per_s()
@@ -127,9 +134,11 @@ def main() -> int:
             "speedup": round(fast / reference, 1),
         }
     results["vector_env_steps_per_s"] = None if vector is None else round(vector)
-    results["warm_start_s"] = None if warm is None else round(warm, 2)
-    results["cold_start_s"] = None if cold is None else round(cold, 1)
-    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    results["warm_start_s"] = None if warm is None else round(warm[0], 2)
+    results["cold_start_s"] = None if cold is None else round(cold[0], 1)
+    start_cpu = {"warm": None if warm is None else round(warm[1], 2),
+                 "cold": None if cold is None else round(cold[1], 1)}  # fmt: skip
+    load = os.getloadavg()
     if args.json:
         print(json.dumps(results))
         return 0
@@ -144,7 +153,8 @@ def main() -> int:
                                     ("games_per_s", "reference_games_per_s", "speedup"))
         print(f"{version:>8} {fast:>13,} {reference:>10,.1f} {speedup:>8.1f}x")
     print(f"vector env steps/s (1024 games): {results['vector_env_steps_per_s']}")
-    print(f"start-up: warm {results['warm_start_s']} s, cold {results['cold_start_s']} s")
+    print(f"start-up (wall / CPU seconds): warm {results['warm_start_s']} / "
+          f"{start_cpu['warm']} s, cold {results['cold_start_s']} / {start_cpu['cold']} s")
     return 0
 
 
