@@ -167,6 +167,12 @@ def test_draft_leagues_offer_the_reference_pool(league: int) -> None:
         assert np.array_equal(cards[game], generators.reference_table(params, league))
 
 
+@pytest.mark.parametrize("league", [0, -1, 2.0, True])
+def test_a_league_that_is_not_a_positive_integer_is_refused(league: object) -> None:
+    with pytest.raises(ValueError, match="league must be a positive integer"):
+        generators.create_tables("1.0", np.arange(2), league=league)  # type: ignore[arg-type]
+
+
 def test_one_point_five_pools_cover_every_card_kind() -> None:
     """The sample exercises the generator's branches: every type, area and keyword, and
     cards whose keywords or properties the budget refused (costs 0..12)."""

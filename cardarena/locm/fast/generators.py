@@ -118,7 +118,10 @@ _ROW_OF_BASE_ID = {card.base_id: row for row, card in enumerate(CARD_LIST)}
 
 def draft_pool_rows(version: str, league: int = 4) -> np.ndarray:
     """The rows of :data:`CARD_TABLE` a draft of ``version`` may offer at ``league``,
-    in the reference order (``draft_pool_cards``; 1.2 and league >= 4: all 160)."""
+    in the reference order (``draft_pool_cards``; 1.2 and league >= 4: all 160).
+    ValueError for a league below 1, as ``State.new`` says."""
+    if isinstance(league, bool) or not isinstance(league, int) or league < 1:
+        raise ValueError(f"league must be a positive integer, got {league!r}")
     allowed = draft_pool_cards(ruleset(version).draft_league(league))
     return np.array([_ROW_OF_BASE_ID[card.base_id] for card in allowed], dtype=np.int32)
 
@@ -419,10 +422,11 @@ def shuffle_deck(
     player 1 continues at 60) and the numbered instances are shuffled.
     """
     count = chosen.shape[0]
-    position = np.arange(count)
-    shuffle(position, scramble(shuffle_seed))
+    for k in range(count):
+        ids_out[k] = k  # first the shuffled choice positions (no scratch array)
+    shuffle(ids_out, scramble(shuffle_seed))
     for i in range(count):
-        k = position[i]
+        k = ids_out[i]
         cards_out[i] = chosen[k]
         if ids_after_shuffle:
             ids_out[i] = 2 * i + player + 1
@@ -443,11 +447,11 @@ def deal_decks(row: np.ndarray, shuffle_seed_0: int, shuffle_seed_1: int) -> Non
     ids_after_shuffle = _IDS_AFTER_SHUFFLE[row[VERSION]]
     for instance in range(MAX_IDS):
         row[INSTANCE_CARD + instance] = -1
-    ids = np.empty(DECK_SIZE, dtype=np.int64)
     deck_cards = np.empty(DECK_SIZE, dtype=np.int64)
     for player in range(2):
         base = PLAYER_0 + player * PLAYER_SIZE
         seed = shuffle_seed_0 if player == 0 else shuffle_seed_1
+        ids = row[base + P_DECK : base + P_DECK + DECK_SIZE]  # written in place
         shuffle_deck(
             row[base + P_CHOSEN : base + P_CHOSEN + DECK_SIZE],
             seed,
@@ -457,7 +461,6 @@ def deal_decks(row: np.ndarray, shuffle_seed_0: int, shuffle_seed_1: int) -> Non
             deck_cards,
         )
         for i in range(DECK_SIZE):
-            row[base + P_DECK + i] = ids[i]
             row[INSTANCE_CARD + ids[i]] = deck_cards[i]
         hand_size = 4 + player
         for i in range(hand_size):
@@ -525,7 +528,7 @@ def reference_table(params: GameParameters, league: int = 4) -> np.ndarray:
     cards included): ``int32[MAX_CARDS, CARD_FIELDS]``."""
     table = np.zeros((MAX_CARDS, CARD_FIELDS), dtype=np.int32)
     if ruleset(params.version).draft:
-        triples = draft_triples(params, ruleset(params.version).draft_league(league))
+        triples = draft_triples(params, league)
         cards: Sequence[Card] = [card for triple in triples for card in triple]
     else:
         cards = constructed_pool(params)
