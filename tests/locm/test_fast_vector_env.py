@@ -243,3 +243,23 @@ def test_compiled_greedy_opponent_plays_legal_games_to_the_end(version: str) -> 
             assert np.array_equal(obs[i], encoder.observe(state, 0))
         ended += int(terminated.sum())
     assert ended >= 1
+
+
+@pytest.mark.parametrize("version", ["1.2", "1.5"])
+def test_threads_change_nothing(version: str) -> None:
+    """The batch stepped in slices on two threads (resets beside the stepping) gives the
+    very trajectories of one thread, callables and compiled policies mixed."""
+    runs = []
+    for threads in (1, 2):
+        env = LOCMVectorEnv(256, version, "game", opponent=policy, battle_policy="greedy",
+                            seat="random", threads=threads, copy=True)  # fmt: skip
+        assert len(env._slices) == threads
+        obs, info = env.reset(seed=11)
+        trajectory = [obs]
+        for _ in range(70):
+            obs, rewards, terminated, _truncated, info = env.step(policy(obs, info["action_mask"]))
+            trajectory += [obs, rewards, terminated, info["action_mask"], info["seat"]]
+        assert sum(int(t.sum()) for t in trajectory[3::5]) > 0, "some games must restart"
+        runs.append(trajectory)
+        env.close()
+    assert all(np.array_equal(a, b) for a, b in zip(*runs, strict=True))

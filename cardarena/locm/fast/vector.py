@@ -181,8 +181,7 @@ def step_games(
     """The learner's action in games ``first``..``stop - 1`` but the ``skip`` ones, then
     the policies (the env runs disjoint ranges on its threads: the loops release the GIL)."""
     for g in range(first, stop):
-        if skip[g]:
-            roles[g] = 0
+        if skip[g]:  # restarting on some thread: its row and role are that call's
             continue
         game = state[g]
         apply_legal(game, cards[g], actions[g])
