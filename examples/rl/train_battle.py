@@ -11,6 +11,11 @@ evaluates that exported agent against ``random`` and ``greedy`` (95% Wilson inte
     pip install -e ".[rl]"
     python examples/rl/train_battle.py --random-steps 20000 --greedy-steps 20000 --out /tmp/rl
 
+``--vector`` trains on the batch engine's vector env instead (``pip install -e ".[fast]"``
+too): one ``LOCMVectorEnv`` of ``--envs-per-version`` games per version behind
+:class:`VectorBattleView`, sb3's VecEnv interface; its decks are built by random picks
+(the compiled policies), the evaluation is the same.
+
 The built-in ``learned`` agent was made with the command in docs/envs.md.
 """
 
@@ -31,7 +36,7 @@ import torch
 from gymnasium import spaces
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import DummyVecEnv
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
 import cardarena.locm.envs  # noqa: F401  (registers the environment ids)
 from cardarena.locm.agents.learned import (
@@ -70,6 +75,113 @@ class BattleView(gym.Wrapper):
         return self.env.unwrapped.action_masks()[: self.actions]
 
 
+class VectorBattleView(VecEnv):
+    """sb3's VecEnv over one batch-engine vector env per version, seen as BattleView sees a
+    single env: the learned agent's features, the battle actions, ``action_masks`` through
+    ``env_method`` (what MaskablePPO calls). sb3 resets finished envs in the same step and
+    keeps their last observation in ``info["terminal_observation"]``: SAME_STEP autoreset."""
+
+    def __init__(self, per_version: int, opponent: str, shaping: dict[str, float] | None,
+                 seed: int) -> None:  # fmt: skip
+        from gymnasium.vector import AutoresetMode
+
+        from cardarena.locm.envs.vector_env import LOCMVectorBattleEnv
+
+        self.vector_envs = [
+            LOCMVectorBattleEnv(
+                per_version,
+                version,
+                opponent=opponent,
+                deck_policy="random",
+                seat="random",
+                shaping=shaping,
+                copy=False,
+                autoreset_mode=AutoresetMode.SAME_STEP,
+            )
+            for version in VERSIONS
+        ]
+        self.versions = [version for version in VERSIONS for _ in range(per_version)]
+        self.specs = [battle_spec(version) for version in VERSIONS]
+        self.actions = self.specs[0][1]
+        assert all(spec[1] == self.actions for spec in self.specs)
+        size = feature_size(VERSIONS[0])
+        super().__init__(len(self.versions), spaces.Box(-1.0, 1.0, (size,), np.float32),
+                         spaces.Discrete(self.actions))  # fmt: skip
+        self._seed: int | None = seed
+        self._actions = np.zeros(len(self.versions), np.int64)
+
+    def _features(self, observations: np.ndarray, k: int) -> np.ndarray:
+        prefix, _actions, scale = self.specs[k]
+        flag = 1.0 if VERSIONS[k] == "1.5" else 0.0
+        return np.hstack([observations[:, :prefix] / scale,
+                          np.full((len(observations), 1), flag, np.float32)])  # fmt: skip
+
+    def reset(self) -> np.ndarray:
+        parts = []
+        for k, env in enumerate(self.vector_envs):
+            seed = None if self._seed is None else self._seed + 10_000 * k
+            parts.append(self._features(env.reset(seed=seed)[0], k))
+        self._seed = None
+        return np.vstack(parts).astype(np.float32)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions, np.int64)
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        parts, rewards, dones, infos = [], [], [], []
+        start = 0
+        for k, env in enumerate(self.vector_envs):
+            actions = self._actions[start : start + env.num_envs]
+            start += env.num_envs
+            obs, reward, terminated, truncated, info = env.step(actions)
+            parts.append(self._features(obs, k))
+            rewards.append(reward)
+            done = terminated | truncated
+            dones.append(done)
+            final = info.get("final_obs")
+            for i in range(env.num_envs):
+                one = {"seat": int(info["seat"][i]), "winner": int(info["winner"][i])}
+                if done[i]:
+                    last = info["final_info"]
+                    one = {"seat": int(last["seat"][i]), "winner": int(last["winner"][i]),
+                           "terminal_observation": self._features(final[i][None], k)[0],
+                           "TimeLimit.truncated": bool(truncated[i])}  # fmt: skip
+                infos.append(one)
+        return (np.vstack(parts).astype(np.float32), np.concatenate(rewards).astype(np.float32),
+                np.concatenate(dones), infos)  # fmt: skip
+
+    def close(self) -> None:
+        for env in self.vector_envs:
+            env.close()
+
+    def seed(self, seed: int | None = None) -> list[int | None]:
+        self._seed = seed
+        return [seed] * self.num_envs
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        if attr_name == "version":
+            return [self.versions[i] for i in self._get_indices(indices)]
+        if attr_name == "render_mode":
+            return [None for _ in self._get_indices(indices)]
+        raise AttributeError(attr_name)
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError(attr_name)
+
+    def env_method(self, method_name: str, *args: Any, indices: Any = None,
+                   **kwargs: Any) -> list[Any]:  # fmt: skip
+        if method_name != "action_masks":
+            raise AttributeError(method_name)
+        masks = np.vstack([env.action_masks()[:, : self.actions] for env in self.vector_envs])
+        return [masks[i] for i in self._get_indices(indices)]
+
+    def has_attr(self, attr_name: str) -> bool:
+        return attr_name in ("version", "action_masks")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]
+
+
 def make_env(version: str, opponent: str, shaping: dict[str, float] | None = None):  # type: ignore[no-untyped-def]
     def thunk() -> gym.Env:
         env = gym.make("cardarena/LOCM-battle-v0", version=version, opponent=opponent,
@@ -92,10 +204,11 @@ class Progress(BaseCallback):
         self._next = 0
 
     def _on_step(self) -> bool:
-        envs = self.training_env.envs  # type: ignore[attr-defined]
-        for env, done, info in zip(envs, self.locals["dones"], self.locals["infos"], strict=True):
+        versions = self.training_env.get_attr("version")  # type: ignore[union-attr]
+        for version, done, info in zip(versions, self.locals["dones"], self.locals["infos"],
+                                       strict=True):  # fmt: skip
             if done:
-                self.results[env.version].append(int(info["winner"] == info["seat"]))
+                self.results[version].append(int(info["winner"] == info["seat"]))
         if self.num_timesteps >= self._next:
             self._next = self.num_timesteps + self.every
             rates = {v: (sum(r) / len(r) if r else math.nan) for v, r in self.results.items()}
@@ -195,13 +308,17 @@ def main(argv: list[str] | None = None) -> int:
         help="stop training after this long (wall clock) and export",
     )
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--vector", action="store_true",
+                        help="train on the batch engine's vector env (needs numba)")  # fmt: skip
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.time()
     curve: list[dict[str, Any]] = []
 
-    def vec_env(opponent: str) -> DummyVecEnv:
+    def vec_env(opponent: str) -> VecEnv:
+        if args.vector:
+            return VectorBattleView(args.envs_per_version, opponent, SHAPING, args.seed)
         thunks = [make_env(v, opponent, SHAPING) for v in VERSIONS
                   for _ in range(args.envs_per_version)]  # fmt: skip
         env = DummyVecEnv(thunks)

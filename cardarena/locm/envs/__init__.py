@@ -36,13 +36,20 @@ ENV_IDS = ("cardarena/LOCM-v0", "cardarena/LOCM-deckbuilding-v0", "cardarena/LOC
 
 def _register() -> None:
     entry = "cardarena.locm.envs.gym_env:"
+    vector_entry = "cardarena.locm.envs.vector_env:"
     classes = ("LOCMEnv", "LOCMDeckBuildingEnv", "LOCMBattleEnv")
-    for env_id, name in zip(ENV_IDS, classes, strict=True):
+    vector_classes = ("LOCMVectorEnv", "LOCMVectorDeckBuildingEnv", "LOCMVectorBattleEnv")
+    for env_id, name, vector_name in zip(ENV_IDS, classes, vector_classes, strict=True):
         if env_id not in gym.registry:
             # No wrappers: the env checks its own call order, and env.action_masks() stays
-            # reachable on what gymnasium.make returns.
+            # reachable on what gymnasium.make returns. gymnasium.make_vec builds the batch
+            # engine's vector env (numba; imported only then).
             gym.register(
-                id=env_id, entry_point=entry + name, disable_env_checker=True, order_enforce=False
+                id=env_id,
+                entry_point=entry + name,
+                vector_entry_point=vector_entry + vector_name,
+                disable_env_checker=True,
+                order_enforce=False,
             )
 
 

@@ -1,0 +1,310 @@
+"""The compiled loops of the vector environment: a whole step of N games in one call.
+
+One call applies the learner's action in every game, plays the compiled policies'
+moves (``random``, ``greedy``) until each game waits for the learner, for a callable
+policy, or has ended, then writes the masks, the observations and the rewards. The
+games are independent: the env runs disjoint slices of the batch on its threads (every
+loop releases the GIL), and the Python side of a step stays a handful of calls
+whatever N is.
+
+Roles: 0 the learner, 1 the opponent, 2 the learner's deck building by a policy,
+3 the learner's battle by a policy. ``roles[g]`` says who must decide next in game g
+when that is a callable (0: nobody, the learner decides or the game has ended).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import require_numba
+
+require_numba()
+
+from numba import njit  # noqa: E402 (after the one-line install hint)
+
+from .kernels import MAX_LEGAL, apply_legal, current_player, legal_actions  # noqa: E402
+from .layout import (  # noqa: E402
+    CREATURE_SIZE,
+    K_ATTACK,
+    K_DEFENSE,
+    P_BOARD,
+    P_BOARD_COUNT,
+    P_HEALTH,
+    PHASE,
+    PLAYER_0,
+    PLAYER_SIZE,
+    WINNER,
+)
+from .observation import observe_game  # noqa: E402
+from .playouts import GREEDY_WEIGHTS, greedy_action  # noqa: E402
+from .playouts import _next_uniform as next_uniform  # noqa: E402
+
+POLICY_RANDOM = 0
+POLICY_GREEDY = 1
+POLICY_CALLABLE = 2
+ROLE_LEARNER = 0
+ROLE_OPPONENT = 1
+ROLE_DECK = 2
+ROLE_BATTLE = 3
+SHAPING_HEALTH = 0
+SHAPING_BOARD = 1
+"""Shaping terms in the order of :data:`..envs.gym_env.SHAPING_TERMS`."""
+_DECK_BUILDING = 0
+_ENDED = 2
+LEGAL_BUFFER = MAX_LEGAL
+"""Columns of the per-game scratch array of legal indexes (``legal`` below)."""
+
+
+@njit(cache=True, nogil=True)
+def _advance(
+    game: np.ndarray,
+    cards: np.ndarray,
+    seat: int,
+    learning: int,
+    policies: np.ndarray,
+    rng: np.ndarray,
+    legal: np.ndarray,
+    scratch: np.ndarray,
+    mask: np.ndarray,
+) -> int:
+    """Play the compiled policies until the learner or a callable decides or the game
+    ends; ``mask`` is then the legal actions of the player to decide (all False once
+    ended). Returns the role of a callable that must decide, else 0. ``legal`` is
+    scratch space for the legal indexes (MAX_LEGAL), ``scratch`` a row greedy tries
+    actions on. The compiled greedy builds decks by random picks, as in playouts."""
+    while True:
+        phase = game[PHASE]
+        if phase == _ENDED:
+            mask[:] = False
+            return ROLE_LEARNER
+        player = current_player(game)
+        if player != seat:
+            role = ROLE_OPPONENT
+        elif learning < 0 or phase == learning:
+            role = ROLE_LEARNER
+        elif phase == _DECK_BUILDING:
+            role = ROLE_DECK
+        else:
+            role = ROLE_BATTLE
+        count = legal_actions(game, cards, legal)
+        policy = policies[role]
+        if role == ROLE_LEARNER or policy == POLICY_CALLABLE:
+            mask[:] = False
+            for k in range(count):
+                mask[legal[k]] = True
+            return role
+        if policy == POLICY_GREEDY and phase != _DECK_BUILDING:
+            index = greedy_action(game, cards, legal, count, GREEDY_WEIGHTS, scratch)
+        else:
+            index = legal[next_uniform(rng, role, count)]
+        apply_legal(game, cards, index)
+
+
+@njit(cache=True, nogil=True)
+def _potential(game: np.ndarray, seat: int, terms: np.ndarray, weights: np.ndarray) -> float:
+    """Σ weight × (mine − opponent's) / 30 over the shaping terms, in the single env's order."""
+    me = PLAYER_0 + seat * PLAYER_SIZE
+    opp = PLAYER_0 + (1 - seat) * PLAYER_SIZE
+    total = 0.0
+    for k in range(terms.shape[0]):
+        if terms[k] == SHAPING_HEALTH:
+            difference = game[me + P_HEALTH] - game[opp + P_HEALTH]
+        else:
+            difference = 0
+            for c in range(game[me + P_BOARD_COUNT]):
+                at = me + P_BOARD + c * CREATURE_SIZE
+                difference += game[at + K_ATTACK] + game[at + K_DEFENSE]
+            for c in range(game[opp + P_BOARD_COUNT]):
+                at = opp + P_BOARD + c * CREATURE_SIZE
+                difference -= game[at + K_ATTACK] + game[at + K_DEFENSE]
+        total += weights[k] * difference / 30.0
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _finish(
+    g: int,
+    game: np.ndarray,
+    cards: np.ndarray,
+    seat: int,
+    fresh: bool,
+    observations: np.ndarray,
+    offers_dirty: np.ndarray,
+    terms: np.ndarray,
+    weights: np.ndarray,
+    potentials: np.ndarray,
+    rewards: np.ndarray,
+    terminations: np.ndarray,
+) -> None:
+    """The learner's observation, and its reward and termination unless the game is new."""
+    observe_game(game, cards, seat, observations[g], offers_dirty[g])
+    offers_dirty[g] = game[PHASE] == _DECK_BUILDING
+    potential = _potential(game, seat, terms, weights) if terms.shape[0] else 0.0
+    if fresh:
+        potentials[g] = potential
+        return
+    reward = potential - potentials[g] if terms.shape[0] else 0.0
+    potentials[g] = potential
+    ended = game[PHASE] == _ENDED
+    if ended:
+        winner = game[WINNER]
+        if winner >= 0:
+            reward += 1.0 if winner == seat else -1.0
+    rewards[g] = reward
+    terminations[g] = ended
+
+
+@njit(cache=True, nogil=True)
+def step_games(
+    state: np.ndarray,
+    cards: np.ndarray,
+    actions: np.ndarray,
+    skip: np.ndarray,
+    first: int,
+    stop: int,
+    seats: np.ndarray,
+    learning: int,
+    policies: np.ndarray,
+    rng: np.ndarray,
+    legal: np.ndarray,
+    scratch: np.ndarray,
+    masks: np.ndarray,
+    roles: np.ndarray,
+    observations: np.ndarray,
+    offers_dirty: np.ndarray,
+    terms: np.ndarray,
+    weights: np.ndarray,
+    potentials: np.ndarray,
+    rewards: np.ndarray,
+    terminations: np.ndarray,
+) -> None:
+    """The learner's action in games ``first``..``stop - 1`` but the ``skip`` ones, then
+    the policies (the env runs disjoint ranges on its threads: the loops release the GIL)."""
+    for g in range(first, stop):
+        if skip[g]:  # restarting on some thread: its row and role are that call's
+            continue
+        game = state[g]
+        apply_legal(game, cards[g], actions[g])
+        roles[g] = _advance(
+            game, cards[g], seats[g], learning, policies, rng[g], legal[g], scratch[g], masks[g]
+        )
+        if roles[g] == ROLE_LEARNER:
+            _finish(g, game, cards[g], seats[g], False, observations, offers_dirty, terms,
+                    weights, potentials, rewards, terminations)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def start_games(
+    state: np.ndarray,
+    cards: np.ndarray,
+    games: np.ndarray,
+    seats: np.ndarray,
+    learning: int,
+    policies: np.ndarray,
+    rng: np.ndarray,
+    legal: np.ndarray,
+    scratch: np.ndarray,
+    masks: np.ndarray,
+    roles: np.ndarray,
+    observations: np.ndarray,
+    offers_dirty: np.ndarray,
+    terms: np.ndarray,
+    weights: np.ndarray,
+    potentials: np.ndarray,
+    rewards: np.ndarray,
+    terminations: np.ndarray,
+) -> None:
+    """New games: the policies play up to the learner's first decision (no reward)."""
+    for k in range(games.shape[0]):
+        g = games[k]
+        game = state[g]
+        roles[g] = _advance(
+            game, cards[g], seats[g], learning, policies, rng[g], legal[g], scratch[g], masks[g]
+        )
+        if roles[g] == ROLE_LEARNER:
+            _finish(g, game, cards[g], seats[g], True, observations, offers_dirty, terms,
+                    weights, potentials, rewards, terminations)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def continue_games(
+    state: np.ndarray,
+    cards: np.ndarray,
+    games: np.ndarray,
+    actions: np.ndarray,
+    seats: np.ndarray,
+    learning: int,
+    policies: np.ndarray,
+    rng: np.ndarray,
+    legal: np.ndarray,
+    scratch: np.ndarray,
+    masks: np.ndarray,
+    roles: np.ndarray,
+    observations: np.ndarray,
+    offers_dirty: np.ndarray,
+    terms: np.ndarray,
+    weights: np.ndarray,
+    potentials: np.ndarray,
+    rewards: np.ndarray,
+    terminations: np.ndarray,
+    fresh: np.ndarray,
+) -> None:
+    """The callables' actions (``actions[k]`` in ``games[k]``), then the policies again."""
+    for k in range(games.shape[0]):
+        g = games[k]
+        game = state[g]
+        apply_legal(game, cards[g], actions[k])
+        roles[g] = _advance(
+            game, cards[g], seats[g], learning, policies, rng[g], legal[g], scratch[g], masks[g]
+        )
+        if roles[g] == ROLE_LEARNER:
+            _finish(g, game, cards[g], seats[g], fresh[g], observations, offers_dirty, terms,
+                    weights, potentials, rewards, terminations)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def players_to_act(state: np.ndarray, games: np.ndarray) -> np.ndarray:
+    """The player to decide in each listed game."""
+    players = np.empty(games.shape[0], np.int32)
+    for k in range(games.shape[0]):
+        players[k] = current_player(state[games[k]])
+    return players
+
+
+@njit(cache=True, nogil=True)
+def observe_games(
+    state: np.ndarray, cards: np.ndarray, games: np.ndarray, players: np.ndarray, out: np.ndarray
+) -> None:
+    """``out[k]``: game ``games[k]`` as ``players[k]`` sees it (the callables' input)."""
+    for k in range(games.shape[0]):
+        observe_game(state[games[k]], cards[games[k]], players[k], out[k], True)
+
+
+@njit(cache=True, nogil=True)
+def sample_legal(masks: np.ndarray, uniforms: np.ndarray, out: np.ndarray) -> None:
+    """``out[g]``: the legal index number ``int(uniforms[g] * count)`` of row ``g`` of
+    ``masks`` (uniform over the legal actions), 0 for a row without any."""
+    for g in range(masks.shape[0]):
+        count = 0
+        for index in range(masks.shape[1]):
+            count += masks[g, index]
+        k = int(uniforms[g] * count)
+        out[g] = 0
+        for index in range(masks.shape[1]):
+            if masks[g, index]:
+                if k == 0:
+                    out[g] = index
+                    break
+                k -= 1
+
+
+@njit(cache=True, nogil=True)
+def count_illegal(masks: np.ndarray, actions: np.ndarray, skip: np.ndarray) -> int:
+    """How many games but the ``skip`` ones have an action outside their mask."""
+    bad = 0
+    for g in range(masks.shape[0]):
+        if not skip[g]:
+            action = actions[g]
+            if action < 0 or action >= masks.shape[1] or not masks[g, action]:
+                bad += 1
+    return bad
