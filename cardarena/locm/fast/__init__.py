@@ -14,11 +14,81 @@ class FastEngineUnavailable(ImportError):
 
 
 def require_numba() -> None:
-    """Raise :class:`FastEngineUnavailable` (one line) when numba cannot be imported."""
+    """Raise :class:`FastEngineUnavailable` (one line) when numba cannot be imported;
+    otherwise make sure the machine code cached on disk was compiled from these sources."""
     try:
-        import numba  # noqa: F401
+        import numba
     except ImportError:
         raise FastEngineUnavailable(INSTALL_HINT) from None
+    global _cache_checked
+    if not _cache_checked:
+        _cache_checked = True
+        drop_stale_compiled_code(numba.__version__)
+
+
+_cache_checked = False
+_SOURCES = ("fast", "engine", "encoding")
+"""The packages (under cardarena/locm) whose constants compiled code bakes in."""
+FINGERPRINT_FILE = "cardarena-fast.fingerprint"
+
+
+def _cache_folders() -> list[str]:
+    """Where numba may cache this package's machine code: NUMBA_CACHE_DIR, beside the
+    sources, or the user-wide cache folder (numba picks the first that works)."""
+    try:
+        from numba.core.caching import CacheImpl
+
+        locators = [cls.from_function(_cache_folders, __file__)
+                    for cls in CacheImpl._locator_classes]  # fmt: skip
+        return [loc.get_cache_path() for loc in locators if loc is not None]
+    except Exception:  # a numba without these internals: at least the in-tree cache
+        import os
+
+        return [os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")]
+
+
+def sources_fingerprint(numba_version: str, root: str | None = None) -> str:
+    """A hash of every source the compiled code depends on, and of numba's version
+    (``root``: the ``cardarena/locm`` folder to read, by default this one)."""
+    import hashlib
+    from pathlib import Path
+
+    locm = Path(root) if root is not None else Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256(numba_version.encode())
+    paths = [p for name in _SOURCES for p in sorted((locm / name).glob("*.py"))]
+    for path in [*paths, locm / "agents" / "evaluation.py"]:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def drop_stale_compiled_code(numba_version: str) -> None:
+    """Delete the fast package's cached machine code when its sources changed.
+
+    numba checks a cached function against its own file's time stamp only, so code
+    compiled with the constants of an older :mod:`.layout` (or rules) would be loaded
+    and run silently wrong. A fingerprint of all those sources, kept beside the cache,
+    decides instead. Only ``cardarena.locm.fast``'s cache files are removed.
+    """
+    from pathlib import Path
+
+    fingerprint = sources_fingerprint(numba_version)
+    for name in _cache_folders():
+        folder = Path(name)
+        if not folder.is_dir():  # nothing cached there (yet)
+            continue
+        stamp = folder / FINGERPRINT_FILE
+        try:
+            if stamp.read_text(encoding="ascii") == fingerprint:
+                continue
+        except OSError:
+            pass
+        try:
+            for cached in [*folder.glob("*.nbi"), *folder.glob("*.nbc")]:
+                cached.unlink(missing_ok=True)
+            stamp.write_text(fingerprint, encoding="ascii")
+        except OSError:  # a read-only install: numba caches elsewhere or not at all
+            continue
 
 
 _LAZY = {"Batch": "batch", "IllegalBatchAction": "batch", "Playouts": "playouts",
