@@ -15,6 +15,7 @@ from .pass_agent import PassAgent
 from .random_agent import RandomAgent
 from .reference import PYTHON_PREFIX
 from .search import SearchAgent
+from .search_v2 import SearchAgentV2
 
 
 def _learned(seed: int | None) -> Agent:
@@ -28,11 +29,12 @@ BUILTIN_AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "random": RandomAgent,
     "pass": PassAgent,
     "greedy": GreedyAgent,
-    "search": SearchAgent,
+    "search": SearchAgentV2,
     "learned": _learned,
     # Published versions, frozen: when a plain name gets a stronger agent, its present
     # code stays here under the versioned name.
     "search-v1": SearchAgent,
+    "search-v2": SearchAgentV2,
     "learned-v1": _learned,
 }
 
