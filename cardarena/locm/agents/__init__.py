@@ -1,10 +1,10 @@
 """Built-in LOCM agents. An agent picks one legal action for the player to act.
 
 :data:`BUILTIN_AGENTS` maps the names the command line accepts (``builtin:<name>``)
-to agent factories taking a seed. Agents are versioned: ``search-v1`` and ``learned-v1``
-keep playing as they were published, so that results quoted with them stay reproducible,
-while the plain names always name the strongest version. :func:`make_agent` also takes a
-researcher's agent by reference, ``python:MODULE:FACTORY`` (see :mod:`.reference`).
+to agent factories taking a seed. Agents are versioned: ``search-v1``, ``search-v2`` and
+``learned-v1`` keep playing as they were published, so that results quoted with them stay
+reproducible, while the plain names always name the strongest version. :func:`make_agent`
+also takes a researcher's agent by reference, ``python:MODULE:FACTORY`` (see :mod:`.reference`).
 """
 
 from collections.abc import Callable
@@ -42,9 +42,10 @@ AGENT_DESCRIPTIONS: dict[str, str] = {
     "random": "uniformly random legal actions and deck choices: the baseline",
     "pass": "always passes in battle; builds the balanced scored deck",
     "greedy": "one action at a time, the best-scoring position next; lethal when it sees it",
-    "search": "plans whole turns within the official time limits (today: search-v1)",
+    "search": "plans whole turns within the official time limits (today: search-v2)",
     "learned": "a battle network trained with MaskablePPO, numpy only (today: learned-v1)",
     "search-v1": "the search agent as first published: turn planning, sampled replies",
+    "search-v2": "every distinct turn (as time allows), judged by the opponent's reply",
     "learned-v1": "the learned agent as first published",
 }
 """One line per built-in agent, for ``locm agents``."""
@@ -98,6 +99,7 @@ __all__ = [
     "PassAgent",
     "RandomAgent",
     "SearchAgent",
+    "SearchAgentV2",
     "check_agent_version",
     "make_agent",
 ]

@@ -2,14 +2,15 @@
 by the opponent's best answer with the board it can see.
 
 Three stages, all on clones of the engine (the forward model), within a share of the
-official limit of the turn (checked after every simulated action):
+official limit of a turn (the clock is read after every simulated action or reply):
 
-1. **Turn enumeration.** A breadth-first walk over the current turn's action
-   sequences with a transposition table: positions reached by different orders of the
-   same actions are one node (the key ignores board and hand order). While the number
-   of positions stays below :data:`LAYER_WIDTH` per depth the walk is exhaustive; beyond
-   it the best positions by static evaluation are kept. A turn is deterministic: cards
-   are drawn only at the start of a turn.
+1. **Turn enumeration.** Beam passes of growing width (:data:`LAYER_WIDTHS`) over the
+   current turn's action sequences with a transposition key: positions reached by
+   different orders of the same actions are one node (the key ignores board and hand
+   order). A pass that never drops a position has enumerated every distinct end of the
+   turn; the first, narrow pass reaches whole turns quickly, so a short budget still
+   gives complete plans. A turn is deterministic: cards are drawn only at the start of
+   a turn.
 2. **The opponent's reply.** The best end-of-turn positions (by static evaluation) are
    played on: the opponent's turn starts and its ready creatures attack, one attack at
    a time, each the best for the opponent (lethal first). Its hand and deck are hidden,
@@ -20,12 +21,12 @@ official limit of the turn (checked after every simulated action):
    including summons and items (common random numbers across candidates).
 
 The score of a position is the mean of stages 2 and 3 (stage 2 alone when stage 3
-had no time), so lethal threats seen on the board always count.
+had no time), so lethal threats seen on the board always count. The evaluation's
+weights depend on the version (:data:`VERSION_WEIGHTS`).
 """
 
 from __future__ import annotations
 
-import gc
 import random
 import time
 from collections.abc import Callable
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from ..engine.cards import Card
 from ..engine.state import PASS, Action, ActionType, CardInstance, Phase, State
 from .cardscore import AGGRO_DECK, DeckPolicy, deck_building_action
-from .evaluation import TUNED, WIN_SCORE, Weights, evaluate
+from .evaluation import BOARD_CONTROL, TUNED, WIN_SCORE, Weights, evaluate
 from .greedy import best_greedy_action, lethal_attack
 from .search import UNPLAYABLE, Determiniser
 
@@ -54,6 +55,9 @@ SAMPLED_CANDIDATES = 4
 """Positions compared by sampled hands in stage 3."""
 OPPONENT_MAX_ACTIONS = 12
 HIDDEN_ID_BASE = 200_000
+
+VERSION_WEIGHTS: dict[str, Weights] = {"1.0": BOARD_CONTROL, "1.2": BOARD_CONTROL, "1.5": TUNED}
+"""The evaluation per version, chosen by matches against search-v1 (docs/agents.md)."""
 
 Key = tuple[object, ...]
 
@@ -134,8 +138,8 @@ class SearchAgentV2:
         seed: int | None = None,
         time_scale: float = 1.0,
         budget_fraction: float = BUDGET_FRACTION,
-        weights: Weights = TUNED,
-        reply_weights: Weights = TUNED,
+        weights: Weights | None = None,
+        reply_weights: Weights | None = None,
         deck_policy: DeckPolicy = AGGRO_DECK,
         clock: Callable[[], float] = time.perf_counter,
         max_rounds: int | None = None,
@@ -149,8 +153,11 @@ class SearchAgentV2:
         self._random = random.Random(seed)
         self.time_scale = time_scale
         self.budget_fraction = budget_fraction
-        self.weights = weights
-        self.reply_weights = reply_weights
+        self.fixed_weights = weights
+        self.fixed_reply_weights = reply_weights
+        self.weights: Weights = weights or TUNED
+        """The evaluation of the turn being planned: ``weights``, else the version's."""
+        self.reply_weights: Weights = reply_weights or self.weights
         self.deck_policy = deck_policy
         self.clock = clock
         self.max_rounds = max_rounds
@@ -180,24 +187,18 @@ class SearchAgentV2:
         return self._plan.pop(0)
 
     def budget_s(self, state: State) -> float:
-        """The time this turn's planning may take."""
-        rules = state.rules
-        limit_ms = rules.battle_first_turn_ms if state.turn < 2 else rules.battle_turn_ms
-        return limit_ms * self.budget_fraction * self.time_scale / 1000
+        """The time this turn's planning may take: a share of the limit of a later turn,
+        on the first battle turn too (1 s allowed there, but with one or two cards to
+        play the search has nothing to spend it on, and a shorter turn risks less)."""
+        return state.rules.battle_turn_ms * self.budget_fraction * self.time_scale / 1000
 
     def plan_turn(self, state: State) -> list[Action]:
         """The whole turn to play from ``state``, ending with PASS."""
-        # A garbage collection inside the turn would cost milliseconds we have not got;
-        # the engine's records make no cycles, so collection can wait for the next turn.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            return self._plan_turn(state)
-        finally:
-            if collecting:
-                gc.enable()
+        return self._plan_turn(state)
 
     def _plan_turn(self, state: State) -> list[Action]:
+        self.weights = self.fixed_weights or VERSION_WEIGHTS[state.version]
+        self.reply_weights = self.fixed_reply_weights or self.weights
         clock = self.clock
         started = clock()
         budget = self.budget_s(state)
