@@ -206,3 +206,28 @@ def test_the_plain_name_is_the_new_search_and_v1_stays_as_published() -> None:
     from cardarena.locm.agents import search
 
     assert (search.BUDGET_FRACTION, search.BEAM_WIDTH, search.CANDIDATES) == (0.6, 6, 6)
+
+
+def test_a_late_turn_shrinks_the_next_budget_within_the_limit() -> None:
+    # The machine is loaded: between the agent's actions the clock runs on by 30 ms
+    # each time, so the whole turn ends well after the planning budget. The next
+    # turn's budget shrinks by that lateness (never below a tenth of the limit).
+    state = _battle_position("1.2", seed=12, turn=8)
+    clock = TickingClock(0.0002)
+    agent = SearchAgentV2(seed=3, clock=clock)
+    fresh = agent.budget_s(state)
+    limit = state.rules.battle_turn_ms / 1000
+    assert fresh == pytest.approx(0.45 * limit)
+    turn = state.turn
+    while state.turn == turn and not state.is_terminal:
+        action = agent.act(state)
+        clock.now += 0.03
+        state.apply(action)
+    assert agent.lateness_s > 0.03
+    shrunk = agent.budget_s(state)
+    assert shrunk < fresh
+    assert shrunk + agent.lateness_s == pytest.approx(0.7 * limit) or shrunk == pytest.approx(
+        0.1 * limit
+    )
+    agent.lateness_s = 10.0
+    assert agent.budget_s(state) == pytest.approx(0.1 * limit)

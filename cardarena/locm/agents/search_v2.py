@@ -42,6 +42,12 @@ from .search import UNPLAYABLE, Determiniser
 BUDGET_FRACTION = 0.45
 """Share of the official turn limit the search may use: the machine may be shared, and
 a turn over the limit loses the game, so more than half of the limit stays unused."""
+SAFE_SHARE = 0.7
+"""A turn's budget plus the recent lateness of turns stays below this share of the limit."""
+MIN_SHARE = 0.1
+"""However late turns have been, the search gets this share of the limit."""
+LATENESS_DECAY = 0.95
+"""Per turn, the remembered lateness shrinks by this factor (unless a new one is worse)."""
 ENUMERATION_SHARE = 0.4
 """Share of the budget for stage 1 (it stops early when the turn is exhausted)."""
 REPLY_SHARE = 0.75
@@ -128,6 +134,25 @@ def _score(position: _Position, rounds: int) -> float:
     return sum(parts) / len(parts) if parts else position.static
 
 
+def play_followup(world: State, player: int, weights: Weights) -> State:
+    """After the opponent's reply in ``world`` (in place): ``player``'s next turn, greedy,
+    with the hand it holds (its draws are unplayable stand-ins: its deck order is hidden)."""
+    if world.is_terminal or world.active == player:
+        return world
+    me = world.players[player]
+    start = HIDDEN_ID_BASE // 2
+    me.deck = [CardInstance(start + 2 * i, UNPLAYABLE) for i in range(len(me.deck))]
+    world.apply(PASS)
+    for _ in range(OPPONENT_MAX_ACTIONS):
+        if world.is_terminal:
+            break
+        action = best_greedy_action(world, weights=weights)
+        if action.type == ActionType.PASS:
+            break
+        world.execute(action)
+    return world
+
+
 class SearchAgentV2:
     """Exhaustive-as-time-allows turn enumeration, judged by the opponent's reply."""
 
@@ -146,6 +171,7 @@ class SearchAgentV2:
         reply_share: float = REPLY_SHARE,
         sampled_candidates: int = SAMPLED_CANDIDATES,
         enumeration_share: float = ENUMERATION_SHARE,
+        followup: bool = False,
     ) -> None:
         """``clock`` is injectable so tests can check the budget under a scaled clock;
         ``max_rounds`` caps stage 3 so that a generous budget gives reproducible play."""
@@ -164,6 +190,7 @@ class SearchAgentV2:
         self.reply_share = reply_share
         self.sampled_candidates = sampled_candidates
         self.enumeration_share = enumeration_share
+        self.followup = followup
         self._plan: list[Action] = []
         self._plan_key: tuple[int, int] | None = None
         self.public_pool: tuple[Card, ...] = ()
@@ -171,6 +198,10 @@ class SearchAgentV2:
         """Deck-building cards seen by a bot process (in-process, the state has them)."""
         self.last_search: dict[str, float] = {}
         """Statistics of the last planned turn (for benchmarks and tests)."""
+        self.lateness_s = 0.0
+        """The recent worst lateness of a turn over its budget (decays turn by turn)."""
+        self._turn_started: float | None = None
+        self._turn_budget = 0.0
 
     def act(self, state: State) -> Action:
         if state.phase == Phase.DECK_BUILDING:
@@ -178,19 +209,36 @@ class SearchAgentV2:
         if state.is_terminal:
             raise ValueError("the game has ended: there is no legal action")
         key = (state.turn, state.active)
+        action = None
         if key == self._plan_key and self._plan:
             action = self._plan.pop(0)
-            if action.type == ActionType.PASS or state.is_legal(action):
-                return action
-        self._plan = self.plan_turn(state)
-        self._plan_key = key
-        return self._plan.pop(0)
+            if action.type != ActionType.PASS and not state.is_legal(action):
+                action = None
+        if action is None:
+            self._plan = self.plan_turn(state)
+            self._plan_key = key
+            action = self._plan.pop(0)
+        if action.type == ActionType.PASS:
+            self._record_lateness()
+        return action
+
+    def _record_lateness(self) -> None:
+        """At the end of a turn: how much longer than its budget the whole turn took (the
+        machine's load shows here: our process waits for a core between clock readings)."""
+        if self._turn_started is None:
+            return
+        late = self.clock() - self._turn_started - self._turn_budget
+        self.lateness_s = max(self.lateness_s * LATENESS_DECAY, late)
+        self._turn_started = None
 
     def budget_s(self, state: State) -> float:
-        """The time this turn's planning may take: a share of the limit of a later turn,
-        on the first battle turn too (1 s allowed there, but with one or two cards to
-        play the search has nothing to spend it on, and a shorter turn risks less)."""
-        return state.rules.battle_turn_ms * self.budget_fraction * self.time_scale / 1000
+        """The time this turn's planning may take: a share of the limit of a later turn
+        (on the first battle turn too: 1 s is allowed there, but with one or two cards to
+        play the search has nothing to spend it on), less the recent lateness of whole
+        turns, so that on a loaded machine the turn still ends well within the limit."""
+        limit = state.rules.battle_turn_ms * self.time_scale / 1000
+        budget = min(self.budget_fraction * limit, SAFE_SHARE * limit - self.lateness_s)
+        return max(budget, MIN_SHARE * limit)
 
     def plan_turn(self, state: State) -> list[Action]:
         """The whole turn to play from ``state``, ending with PASS."""
@@ -203,6 +251,7 @@ class SearchAgentV2:
         started = clock()
         budget = self.budget_s(state)
         deadline = started + budget
+        self._turn_started, self._turn_budget = started, budget
         player = state.active
         actions = state.legal_actions()
         self.last_search = {"positions": 1.0, "replies": 0.0, "rounds": 0.0}
@@ -311,6 +360,8 @@ class SearchAgentV2:
         clock = self.clock
         for position in positions[:REPLY_CANDIDATES]:
             world = play_reply(hide_opponent(position.state, player), player, self.reply_weights)
+            if self.followup:
+                play_followup(world, player, self.weights)
             position.board_reply = evaluate(world, player, self.weights)
             replied.append(position)
             if position.board_reply >= WIN_SCORE / 2:
