@@ -197,8 +197,9 @@ def test_plays_legal_whole_games_against_search_v1(version: str) -> None:
     assert state.winner in (0, 1)
 
 
-def test_the_plain_name_is_the_new_search_and_v1_stays_as_published() -> None:
-    assert isinstance(make_agent("search", 1), SearchAgentV2)
+def test_search_v2_is_listed_and_v1_stays_as_published() -> None:
+    # The plain name stays on search-v1 until search-v2 is measured stronger (docs/agents.md).
+    assert type(make_agent("search", 1)) is SearchAgent
     assert isinstance(make_agent("search-v2", 1), SearchAgentV2)
     v1 = make_agent("search-v1", 1)
     assert type(v1) is SearchAgent
