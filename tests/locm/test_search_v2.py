@@ -232,3 +232,20 @@ def test_a_late_turn_shrinks_the_next_budget_within_the_limit() -> None:
     )
     agent.lateness_s = 10.0
     assert agent.budget_s(state) == pytest.approx(0.1 * limit)
+
+
+def test_the_docs_example_of_a_game_between_the_searches_runs() -> None:
+    import contextlib
+    import io
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")
+    marker = doc.index('make_agent("search-v2", seed=1)')
+    start = doc.rindex("```python\n", 0, marker) + len("```python\n")
+    code = doc[start : doc.index("```", marker)]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "docs/agents.md", "exec"), {})
+    winner_line, stats_line = out.getvalue().splitlines()
+    assert winner_line.startswith(("winner: 0 after", "winner: 1 after"))
+    assert "positions" in stats_line
