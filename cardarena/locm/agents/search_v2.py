@@ -55,12 +55,15 @@ REPLY_SHARE = 0.75
 LAYER_WIDTHS = (6, 24, 96, 400, 2000)
 """Beam widths of the successive passes of stage 1 (a pass that drops nothing ends it)."""
 MAX_TURN_DEPTH = 20
+"""Actions in one turn, at most (a hand of 8 and a board of 6 or 12 need fewer)."""
 REPLY_CANDIDATES = 40
 """At most this many positions (best static first) get a board reply in stage 2."""
 SAMPLED_CANDIDATES = 4
 """Positions compared by sampled hands in stage 3."""
 OPPONENT_MAX_ACTIONS = 12
+"""Actions of a simulated greedy turn, at most."""
 HIDDEN_ID_BASE = 200_000
+"""Instance ids of the opponent's stand-in cards (ours: from half of it), far from real ids."""
 
 VERSION_WEIGHTS: dict[str, Weights] = {"1.0": BOARD_CONTROL, "1.2": BOARD_CONTROL, "1.5": TUNED}
 """The evaluation per version, chosen by matches against search-v1 (docs/agents.md)."""
