@@ -45,7 +45,7 @@ AGENT_DESCRIPTIONS: dict[str, str] = {
     "search": "plans whole turns within the official time limits (today: search-v1)",
     "learned": "a battle network trained with MaskablePPO, numpy only (today: learned-v1)",
     "search-v1": "the search agent as first published: turn planning, sampled replies",
-    "search-v2": "every distinct turn as time allows, the opponent's reply; not yet stronger",
+    "search-v2": "every distinct turn as time allows, the opponent's reply; stronger in 1.0",
     "learned-v1": "the learned agent as first published",
 }
 """One line per built-in agent, for ``locm agents``."""

@@ -77,8 +77,8 @@ BOARD_CONTROL = Weights(
 """search-v2's weights in 1.0/1.2: the board is worth about five times what it is in
 :data:`TUNED`, against the same health, as in the contest winners' evaluations (Coac's
 counts a creature's attack ten times a health point). Chosen from 100-game matches of
-search-v2 against search-v1 (60% in 1.2, 48% in 1.5); 400 games in 1.2 then gave 53.5%,
-no clear gain (docs/agents.md)."""
+search-v2 against search-v1 (60% in 1.2, 48% in 1.5); 400 games then gave 53.5% in 1.2,
+no clear gain, and 62% in 1.0 (docs/agents.md)."""
 
 
 def keyword_value(creature: Creature) -> float:
