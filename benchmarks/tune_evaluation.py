@@ -82,8 +82,7 @@ def main() -> None:
     start: Weights = getattr(evaluation, args.start)
     reference = start
     rng = random.Random(args.seed)
-    strategy = cma.CMAEStrategy if hasattr(cma, "CMAEStrategy") else cma.CMAEvolutionStrategy
-    es = strategy(
+    es = cma.CMAEvolutionStrategy(
         [0.0] * len(TUNED_FEATURES),
         args.sigma,
         {"popsize": args.popsize, "seed": args.seed, "verbose": -9},
