@@ -1,10 +1,10 @@
 """Built-in LOCM agents. An agent picks one legal action for the player to act.
 
 :data:`BUILTIN_AGENTS` maps the names the command line accepts (``builtin:<name>``)
-to agent factories taking a seed. Agents are versioned: ``search-v1`` and ``learned-v1``
-keep playing as they were published, so that results quoted with them stay reproducible,
-while the plain names always name the strongest version. :func:`make_agent` also takes a
-researcher's agent by reference, ``python:MODULE:FACTORY`` (see :mod:`.reference`).
+to agent factories taking a seed. Agents are versioned: ``search-v1``, ``search-v2`` and
+``learned-v1`` keep playing as they were published, so that results quoted with them stay
+reproducible, while the plain names always name the strongest version. :func:`make_agent`
+also takes a researcher's agent by reference, ``python:MODULE:FACTORY`` (see :mod:`.reference`).
 """
 
 from collections.abc import Callable
@@ -15,6 +15,7 @@ from .pass_agent import PassAgent
 from .random_agent import RandomAgent
 from .reference import PYTHON_PREFIX
 from .search import SearchAgent
+from .search_v2 import SearchAgentV2
 
 
 def _learned(seed: int | None) -> Agent:
@@ -33,6 +34,7 @@ BUILTIN_AGENTS: dict[str, Callable[[int | None], Agent]] = {
     # Published versions, frozen: when a plain name gets a stronger agent, its present
     # code stays here under the versioned name.
     "search-v1": SearchAgent,
+    "search-v2": SearchAgentV2,
     "learned-v1": _learned,
 }
 
@@ -43,6 +45,7 @@ AGENT_DESCRIPTIONS: dict[str, str] = {
     "search": "plans whole turns within the official time limits (today: search-v1)",
     "learned": "a battle network trained with MaskablePPO, numpy only (today: learned-v1)",
     "search-v1": "the search agent as first published: turn planning, sampled replies",
+    "search-v2": "every distinct turn as time allows, the opponent's reply; stronger in 1.0",
     "learned-v1": "the learned agent as first published",
 }
 """One line per built-in agent, for ``locm agents``."""
@@ -96,6 +99,7 @@ __all__ = [
     "PassAgent",
     "RandomAgent",
     "SearchAgent",
+    "SearchAgentV2",
     "check_agent_version",
     "make_agent",
 ]

@@ -60,6 +60,27 @@ little more. (Weights fitted by logistic regression on who won greedy self-play
 games, one set per moment of evaluation, were tried too: no measurable gain.)"""
 
 
+BOARD_CONTROL = Weights(
+    my_creature=10.0,
+    opp_creature=10.0,
+    my_attack=5.0,
+    opp_attack=5.5,
+    my_defense=3.5,
+    opp_defense=3.5,
+    my_keywords=3.5,
+    opp_keywords=3.5,
+    hand=4.0,
+    draw=2.5,
+    lethal_threat=30.0,
+    lethal_chance=30.0,
+)
+"""search-v2's weights in 1.0/1.2: the board is worth about five times what it is in
+:data:`TUNED`, against the same health, as in the contest winners' evaluations (Coac's
+counts a creature's attack ten times a health point). Chosen from 100-game matches of
+search-v2 against search-v1 (60% in 1.2, 48% in 1.5); 400 games then gave 53.5% in 1.2,
+no clear gain, and 62% in 1.0 (docs/agents.md)."""
+
+
 def keyword_value(creature: Creature) -> float:
     """What a creature's keywords add to its attack and defense, in stat points."""
     keywords = creature.keywords
