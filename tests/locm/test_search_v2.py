@@ -14,6 +14,7 @@ import pytest
 
 from cardarena.locm import State
 from cardarena.locm.agents import SearchAgent, make_agent
+from cardarena.locm.agents.cardscore import AGGRO_DECK, FITTED_DECK
 from cardarena.locm.agents.greedy import GreedyAgent
 from cardarena.locm.agents.random_agent import RandomAgent
 from cardarena.locm.agents.search_v2 import SearchAgentV2, hide_opponent, position_key
@@ -198,11 +199,12 @@ def test_plays_legal_whole_games_against_search_v1(version: str) -> None:
 
 
 def test_search_v2_is_listed_and_v1_stays_as_published() -> None:
-    # The plain name stays on search-v1 until search-v2 is measured stronger (docs/agents.md).
-    assert type(make_agent("search", 1)) is SearchAgent
+    # The plain name is search-v2 with the fitted deck, measured stronger (docs/agents.md).
+    plain = make_agent("search", 1)
+    assert type(plain) is SearchAgentV2 and plain.deck_policy is FITTED_DECK
     assert isinstance(make_agent("search-v2", 1), SearchAgentV2)
     v1 = make_agent("search-v1", 1)
-    assert type(v1) is SearchAgent
+    assert type(v1) is SearchAgent and v1.deck_policy is AGGRO_DECK
     # The published agent's knobs, as published.
     from cardarena.locm.agents import search
 

@@ -29,7 +29,7 @@ BUILTIN_AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "random": RandomAgent,
     "pass": PassAgent,
     "greedy": GreedyAgent,
-    "search": SearchAgent,
+    "search": SearchAgentV2,
     "learned": _learned,
     # Published versions, frozen: when a plain name gets a stronger agent, its present
     # code stays here under the versioned name.
@@ -42,10 +42,10 @@ AGENT_DESCRIPTIONS: dict[str, str] = {
     "random": "uniformly random legal actions and deck choices: the baseline",
     "pass": "always passes in battle; builds the balanced scored deck",
     "greedy": "one action at a time, the best-scoring position next; lethal when it sees it",
-    "search": "plans whole turns within the official time limits (today: search-v1)",
+    "search": "plans whole turns within the official time limits (today: search-v2)",
     "learned": "a battle network trained with MaskablePPO, numpy only (today: learned-v1)",
     "search-v1": "the search agent as first published: turn planning, sampled replies",
-    "search-v2": "every distinct turn as time allows, the opponent's reply; stronger in 1.0",
+    "search-v2": "every distinct turn as time allows, the opponent's reply; the fitted deck",
     "learned-v1": "the learned agent as first published",
 }
 """One line per built-in agent, for ``locm agents``."""

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from ..engine.cards import Card
 from ..engine.state import PASS, Action, ActionType, CardInstance, Phase, State
-from .cardscore import AGGRO_DECK, DeckPolicy, deck_building_action
+from .cardscore import FITTED_DECK, DeckPolicy, deck_building_action
 from .evaluation import BOARD_CONTROL, TUNED, WIN_SCORE, Weights, evaluate
 from .greedy import best_greedy_action, lethal_attack
 from .search import UNPLAYABLE, Determiniser
@@ -168,7 +168,7 @@ class SearchAgentV2:
         budget_fraction: float = BUDGET_FRACTION,
         weights: Weights | None = None,
         reply_weights: Weights | None = None,
-        deck_policy: DeckPolicy = AGGRO_DECK,
+        deck_policy: DeckPolicy = FITTED_DECK,
         clock: Callable[[], float] = time.perf_counter,
         max_rounds: int | None = None,
         reply_share: float = REPLY_SHARE,
