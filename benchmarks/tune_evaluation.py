@@ -68,8 +68,6 @@ def format_weights(weights: Weights) -> str:
 
 
 def main() -> None:
-    import cma  # a tuning-time tool only: the tuned weights are committed as numbers
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--version", default="1.5")
     parser.add_argument("--generations", type=int, default=20)
@@ -79,6 +77,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--start", default="TUNED", help="weights in evaluation.py to start from")
     args = parser.parse_args()
+    try:
+        import cma  # a tuning-time tool only: the tuned weights are committed as numbers
+    except ImportError:
+        raise SystemExit("tune_evaluation: needs the cma package: pip install cma") from None
     start: Weights = getattr(evaluation, args.start)
     reference = start
     rng = random.Random(args.seed)
