@@ -7,7 +7,7 @@ the legal-action masks must be the same sets.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -124,26 +124,19 @@ def _difference(reference: State, batch: Batch, encoder: Encoder, where: str,
     return None
 
 
-def random_differential(
-    version: str,
+def _step_randomly(
+    batch: Batch,
+    references: list[State],
     seeds: list[int],
-    rng_seed: int = 0,
-    params: list[dict[str, Any]] | None = None,
-    league: int = 4,
-) -> list[str]:
-    """Random legal actions through both engines for the games of ``seeds`` (or of
-    ``params``; one Batch); compare after every action. Returns the failures (one line
-    each, the first of each game)."""
-    encoder = Encoder(version)
-    if params is None:
-        batch = Batch.new(version, seeds=seeds, league=league)
-        references = [State.new(version, {"seed": seed}, league) for seed in seeds]
-    else:
-        batch = Batch.new(version, params=params, league=league)
-        references = [State.new(version, p, league) for p in params]
-        seeds = [int(p["seed"]) for p in params]
+    encoder: Encoder,
+    rng_seed: int,
+    failures: dict[int, str],
+    check: Callable[[int], None],
+) -> None:
+    """Both engines take the same random legal action in every running game until all
+    have ended; the masks must agree, and ``check(steps)`` compares the states after
+    every step (adding to ``failures``, game -> first failure)."""
     rng = np.random.default_rng(rng_seed)
-    failures: dict[int, str] = {}
     steps = 0
     while True:
         masks = batch.masks()
@@ -162,17 +155,43 @@ def random_differential(
             reference.apply(legal[int(actions[g])])
             running = True
         if not running:
-            break
+            return
         for g in failures:  # a failed game goes on with any legal action, unchecked
             actions[g] = np.flatnonzero(masks[g])[0] if masks[g].any() else 0
         batch.step(actions)
         steps += 1
+        check(steps)
+
+
+def random_differential(
+    version: str,
+    seeds: list[int],
+    rng_seed: int = 0,
+    params: list[dict[str, Any]] | None = None,
+    league: int = 4,
+) -> list[str]:
+    """Random legal actions through both engines for the games of ``seeds`` (or of
+    ``params``; one Batch); compare after every action. Returns the failures (one line
+    each, the first of each game)."""
+    encoder = Encoder(version)
+    if params is None:
+        batch = Batch.new(version, seeds=seeds, league=league)
+        references = [State.new(version, {"seed": seed}, league) for seed in seeds]
+    else:
+        batch = Batch.new(version, params=params, league=league)
+        references = [State.new(version, p, league) for p in params]
+        seeds = [int(p["seed"]) for p in params]
+    failures: dict[int, str] = {}
+
+    def check(steps: int) -> None:
         for g, reference in enumerate(references):
             if g in failures:
                 continue
             differences = compare_states(reference, batch.to_state(g))
             if differences:
                 failures[g] = f"game seed {seeds[g]} step {steps}: " + "; ".join(differences[:5])
+
+    _step_randomly(batch, references, seeds, encoder, rng_seed, failures, check)
     return [failures[g] for g in sorted(failures)]
 
 
@@ -293,30 +312,8 @@ def random_differential_fast(version: str, seeds: list[int], rng_seed: int = 0) 
         differences = compare_states(reference, batch.to_state(g))
         if differences:
             failures[g] = f"game seed {seeds[g]} at the start: " + "; ".join(differences[:5])
-    rng = np.random.default_rng(rng_seed)
-    steps = 0
-    while True:
-        masks = batch.masks()
-        actions = np.zeros(len(seeds), np.int64)
-        running = False
-        for g, reference in enumerate(references):
-            if g in failures or reference.is_terminal:
-                continue
-            legal: dict[int, Action] = {}
-            encoder.mask(reference, legal=legal)
-            fast = np.flatnonzero(masks[g]).tolist()
-            if fast != sorted(legal):
-                failures[g] = f"game seed {seeds[g]} step {steps}: masks differ"
-                continue
-            actions[g] = fast[int(rng.integers(len(fast)))]
-            reference.apply(legal[int(actions[g])])
-            running = True
-        if not running:
-            break
-        for g in failures:
-            actions[g] = np.flatnonzero(masks[g])[0] if masks[g].any() else 0
-        batch.step(actions)
-        steps += 1
+
+    def check(steps: int) -> None:
         values, lengths = fast_signatures(batch.state, batch.cards)
         for g, reference in enumerate(references):
             if g in failures:
@@ -324,4 +321,6 @@ def random_differential_fast(version: str, seeds: list[int], rng_seed: int = 0) 
             if values[g, : lengths[g]].tolist() != signature(reference):
                 differences = compare_states(reference, batch.to_state(g)) or ["signature"]
                 failures[g] = f"game seed {seeds[g]} step {steps}: " + "; ".join(differences[:5])
+
+    _step_randomly(batch, references, seeds, encoder, rng_seed, failures, check)
     return [failures[g] for g in sorted(failures)]
