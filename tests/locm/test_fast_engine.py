@@ -284,3 +284,39 @@ def test_reset_games_writes_into_the_arrays_the_caller_holds() -> None:
     batch.reset_games([0, 1, 2], [7, 8, 9])
     assert batch.state is state and batch.cards is cards
     assert compare_states(State.new("1.2", {"seed": 8}), batch.to_state(1)) == []
+
+
+def test_pool_choices_are_the_listed_legal_actions_without_listing_them() -> None:
+    """pool_choice(row, k) is legal_actions' k-th index in 1.5 deck building, whatever
+    cards are already at two copies (random playouts draw their choices through it)."""
+    from cardarena.locm.fast.kernels import (
+        MAX_LEGAL,
+        V1_5,
+        action_bounds,
+        apply_legal,
+        current_player,
+        legal_actions,
+        pool_choice,
+        pool_choice_count,
+    )
+
+    batch = Batch.new("1.5", 4, seed=11)
+    rng = np.random.default_rng(3)
+    legal = np.zeros(MAX_LEGAL, np.int32)
+    deck_at = action_bounds(V1_5)[3]
+    counts = []
+    for g in range(len(batch)):
+        row, table = batch.state[g], batch.cards[g]
+        while row[L.PHASE] == 0:
+            count = legal_actions(row, table, legal)
+            assert pool_choice_count(row) == count
+            assert [pool_choice(row, k) for k in range(count)] == legal[:count].tolist()
+            counts.append(count)
+            # Mostly a second copy of a card chosen once, so that many cards close.
+            base = L.PLAYER_0 + current_player(row) * L.PLAYER_SIZE
+            copies = row[base + L.P_COPIES : base + L.P_COPIES + 120]
+            once = [deck_at + int(c) for c in np.flatnonzero(copies == 1)]
+            pick = once[0] if once and rng.random() < 0.7 else int(legal[rng.integers(count)])
+            apply_legal(row, table, pick)
+    assert len(counts) == 4 * 60
+    assert min(counts) < 110  # many cards were at two copies

@@ -67,14 +67,19 @@ def _equal_infos(vector: dict[str, Any], sync: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "mode", "autoreset"),
-    [("1.0", "game", "next"), ("1.2", "battle", "next"), ("1.5", "deckbuilding", "next"),
-     ("1.5", "battle", "same"), ("1.2", "game", "same")],
+    ("version", "mode", "autoreset", "seat"),
+    [("1.0", "game", "next", "random"), ("1.2", "battle", "next", "random"),
+     ("1.5", "deckbuilding", "next", "random"), ("1.5", "battle", "same", "random"),
+     ("1.2", "game", "same", "random"),
+     # A fixed seat: autoresets take the one-draw path of the env's generator.
+     ("1.5", "battle", "next", 1), ("1.2", "game", "next", 0)],
 )  # fmt: skip
-def test_equal_to_single_envs_step_by_step(version: str, mode: str, autoreset: str) -> None:
+def test_equal_to_single_envs_step_by_step(
+    version: str, mode: str, autoreset: str, seat: int | str
+) -> None:
     n = 3
     autoreset_mode = AutoresetMode.NEXT_STEP if autoreset == "next" else AutoresetMode.SAME_STEP
-    options = dict(opponent=policy, deck_policy=policy, battle_policy=policy, seat="random",
+    options = dict(opponent=policy, deck_policy=policy, battle_policy=policy, seat=seat,
                    shaping={"board": 0.25, "health": 0.5})  # fmt: skip
     vector = LOCMVectorEnv(n, version, mode, autoreset_mode=autoreset_mode, **options)
     sync = gym.vector.SyncVectorEnv(
@@ -263,3 +268,20 @@ def test_threads_change_nothing(version: str) -> None:
         runs.append(trajectory)
         env.close()
     assert all(np.array_equal(a, b) for a, b in zip(*runs, strict=True))
+
+
+def test_one_raw_draw_is_the_single_envs_four_integer_draws() -> None:
+    """The autoreset path draws four raw words where the single env calls integers()
+    four times (a full-range long, three below 2**63): numpy's results are the words
+    offset and halved. If numpy ever draws otherwise, this fails before any game does."""
+    from gymnasium.utils import seeding
+
+    from cardarena.locm.engine.javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN
+
+    for seed in range(50):
+        single, vector = seeding.np_random(seed)[0], seeding.np_random(seed)[0]
+        for _ in range(3):
+            expected = [int(single.integers(JAVA_LONG_MIN, JAVA_LONG_MAX, endpoint=True))]
+            expected += [int(single.integers(2**63)) for _ in range(3)]
+            raw = vector.bit_generator.random_raw(4)
+            assert [int(raw[0]) - 2**63, *(int(w) >> 1 for w in raw[1:])] == expected

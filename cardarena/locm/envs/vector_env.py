@@ -47,6 +47,8 @@ require_numba()
 from ..fast import vector as kernels  # noqa: E402 (after the one-line install hint)
 from ..fast.batch import Batch  # noqa: E402
 
+_HALF_RANGE = 2**63
+_ONE = np.uint64(1)
 _PHASE_NAMES = np.array(["deck_building", "battle", "ended"], dtype=object)
 _LEARNING = {"game": -1, "deckbuilding": 0, "battle": 1}
 """The phase the learner plays, as the compiled loop reads it (-1: both)."""
@@ -254,13 +256,10 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         next_step = self.autoreset_mode is AutoresetMode.NEXT_STEP
         games = np.flatnonzero(resetting)
         if next_step and games.size:
-            # The games that ended last step restart now, on the same threads as the
-            # stepping of the others (their actions are ignored: nothing is shared).
-            unset: list[Any] = [None] * games.size
-            game_seeds, by_params, made = self._draw_games(games, unset, unset, unset)
-            for k, thread_calls in enumerate(self._reset_calls(games, game_seeds, by_params,
-                                                                made)):  # fmt: skip
-                calls[k] += thread_calls
+            # The games that ended last step restart now, each thread its share, draws
+            # included: one thread's draws (Python) overlap the other's compiled stepping.
+            for k, part in enumerate(self._reset_parts(games)):
+                calls[k].insert(0, (self._restart, games[part]))
         self._in_parallel(calls)
         self._play_callables()
         final: tuple[np.ndarray, dict[str, Any]] | None = None
@@ -355,6 +354,16 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         ):
             rng = self._rngs[g]
             assert rng is not None
+            seat = self.seat_option if seat_option is None else seat_option
+            if seed is None and given_params is None and seat in (0, 1):
+                # The autoreset path, in one draw: the single env's four integers() calls
+                # (a full-range long, then three below 2**63) are four raw 64-bit words,
+                # the first offset by -2**63, the others halved (tests compare the two).
+                raw = rng.bit_generator.random_raw(4)
+                game_seeds[k] = int(raw[0]) - _HALF_RANGE
+                self._seats[g] = seat
+                self._policy_rng[g, 1:] = raw[1:] >> _ONE
+                continue
             if seed is None:
                 seed = int(rng.integers(JAVA_LONG_MIN, JAVA_LONG_MAX, endpoint=True))
             if given_params is not None or not JAVA_LONG_MIN <= seed <= JAVA_LONG_MAX:
@@ -367,7 +376,6 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
                 by_params.append((g, resolved))
                 seed = resolved.seed
             game_seeds[k] = seed
-            seat = self.seat_option if seat_option is None else seat_option
             if seat == "random":
                 seat = int(rng.integers(2))
             if seat not in (0, 1):
@@ -399,29 +407,41 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         self._in_parallel(calls)
         self._play_callables()
 
+    def _restart(self, games: np.ndarray) -> None:
+        """Autoreset ``games`` (drawn as the single env draws, no seed or option given),
+        on the calling thread."""
+        unset: list[Any] = [None] * games.size
+        game_seeds, by_params, made = self._draw_games(games, unset, unset, unset)
+        for thread_calls in self._reset_calls(games, game_seeds, by_params, made, split=False):
+            _run(thread_calls)
+
+    def _reset_parts(self, games: np.ndarray) -> list[np.ndarray]:
+        """Positions in ``games`` per thread: creating a 1.5 game (120 generated cards)
+        costs as much as many steps, so even a few resets are split over the threads."""
+        if len(games) >= (2 if self.rules.version == "1.5" else _MIN_SLICE // 2):
+            return np.array_split(np.arange(len(games)), len(self._slices))
+        return [np.arange(len(games))]
+
     def _reset_calls(
         self,
         games: np.ndarray,
         game_seeds: np.ndarray,
         by_params: list[tuple[int, GameParameters]],
         made: bool,
+        split: bool = True,
     ) -> list[list[tuple[Any, ...]]]:
-        """Per thread, the calls that create the new games and play the policies up to
-        the learner's first decision (games created from parameters first, here)."""
+        """Per thread (one list unless ``split``), the calls that create the new games and
+        play the policies up to the learner's first decision (games created from
+        parameters first, here)."""
         batch = self.batch
         assert batch is not None
         for g, resolved in by_params:
             batch.set_state(g, State.new(self.rules, resolved, self.league))
-        fresh_by_seed = np.ones(len(games), np.bool_)
-        for k, g in enumerate(games.tolist()):
-            fresh_by_seed[k] = g not in dict(by_params)
+        given = {g for g, _resolved in by_params}
+        fresh_by_seed = np.array([g not in given for g in games.tolist()], np.bool_)
         games = games.astype(np.int64)
         arrays = self._arrays()
-        # Creating a 1.5 game (120 generated cards) costs as much as many steps: split
-        # even a few resets over the threads.
-        split = len(games) >= (2 if self.rules.version == "1.5" else _MIN_SLICE // 2)
-        parts = np.array_split(np.arange(len(games)), len(self._slices)) if split else [
-            np.arange(len(games))]  # fmt: skip
+        parts = self._reset_parts(games) if split else [np.arange(len(games))]
         calls: list[list[tuple[Any, ...]]] = []
         for part in parts:
             new = part[fresh_by_seed[part]]

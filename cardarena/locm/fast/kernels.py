@@ -646,6 +646,42 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
 
 
 @njit(cache=True, nogil=True)
+def _full_cards_up_to(row: np.ndarray, base: int, card: int) -> int:
+    """How many pool cards numbered ``<= card`` the player holds MAX_COPIES of (each such
+    card is MAX_COPIES times in its choices)."""
+    full = 0
+    for k in range(row[base + P_CHOSEN_COUNT]):
+        chosen = row[base + P_CHOSEN + k]
+        if chosen <= card and row[base + P_COPIES + chosen] >= MAX_COPIES:
+            full += 1
+    return full // MAX_COPIES
+
+
+@njit(cache=True, nogil=True)
+def pool_choice_count(row: np.ndarray) -> int:
+    """How many legal actions a 1.5 deck-building row has (the pool cards still open to
+    the player to choose), from its choices alone: :func:`legal_actions` would list them."""
+    base = PLAYER_0 + current_player(row) * PLAYER_SIZE
+    return POOL_SIZE - _full_cards_up_to(row, base, POOL_SIZE)
+
+
+@njit(cache=True, nogil=True)
+def pool_choice(row: np.ndarray, k: int) -> int:
+    """The action index ``legal_actions`` would list ``k``-th in a 1.5 deck-building row.
+
+    The ``k``-th open card is the fixed point of ``c = k + (full cards <= c)``, reached
+    from ``c = k`` in a step or two: cheaper than listing the 120 pool cards."""
+    base = PLAYER_0 + current_player(row) * PLAYER_SIZE
+    first = np.int64(k)  # a uint64 draw plus an int64 would be a float in numba
+    card = first
+    while True:
+        moved = first + _full_cards_up_to(row, base, card)
+        if moved == card:
+            return action_bounds(V1_5)[3] + card
+        card = moved
+
+
+@njit(cache=True, nogil=True)
 def apply_legal(row: np.ndarray, table: np.ndarray, index: int) -> None:
     """Apply action ``index``, which must be legal (from :func:`legal_actions`)."""
     version = row[VERSION]

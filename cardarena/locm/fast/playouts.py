@@ -25,12 +25,16 @@ from . import require_numba
 from .batch import Batch
 from .kernels import (
     BATTLE,
+    DECK_BUILDING,
     ENDED,
     MAX_LEGAL,
+    V1_5,
     action_bounds,
     apply_legal,
     current_player,
     legal_actions,
+    pool_choice,
+    pool_choice_count,
 )
 
 require_numba()
@@ -245,11 +249,15 @@ def _play(state: np.ndarray, cards: np.ndarray, policies: np.ndarray, rng: np.nd
         table = cards[g]
         taken = 0
         while row[L.PHASE] != ENDED:
-            n = legal_actions(row, table, legal)
-            if row[L.PHASE] == BATTLE and policies[current_player(row)] == 1:
-                index = greedy_action(row, table, legal, n, w, scratch)
+            if row[L.PHASE] == DECK_BUILDING and row[L.VERSION] == V1_5:
+                # A random pool choice without listing the 120 cards (the same draw).
+                index = pool_choice(row, _next_uniform(rng, g, pool_choice_count(row)))
             else:
-                index = legal[_next_uniform(rng, g, n)]
+                n = legal_actions(row, table, legal)
+                if row[L.PHASE] == BATTLE and policies[current_player(row)] == 1:
+                    index = greedy_action(row, table, legal, n, w, scratch)
+                else:
+                    index = legal[_next_uniform(rng, g, n)]
             if taken < limit:
                 record[g, taken] = index
             taken += 1

@@ -22,7 +22,15 @@ require_numba()
 
 from numba import njit  # noqa: E402 (after the one-line install hint)
 
-from .kernels import MAX_LEGAL, apply_legal, current_player, legal_actions  # noqa: E402
+from .kernels import (  # noqa: E402
+    MAX_LEGAL,
+    V1_5,
+    apply_legal,
+    current_player,
+    legal_actions,
+    pool_choice,
+    pool_choice_count,
+)
 from .layout import (  # noqa: E402
     CREATURE_SIZE,
     K_ATTACK,
@@ -33,6 +41,7 @@ from .layout import (  # noqa: E402
     PHASE,
     PLAYER_0,
     PLAYER_SIZE,
+    VERSION,
     WINNER,
 )
 from .observation import observe_game  # noqa: E402
@@ -86,9 +95,15 @@ def _advance(
             role = ROLE_DECK
         else:
             role = ROLE_BATTLE
-        count = legal_actions(game, cards, legal)
         policy = policies[role]
-        if role == ROLE_LEARNER or policy == POLICY_CALLABLE:
+        compiled = role != ROLE_LEARNER and policy != POLICY_CALLABLE
+        if compiled and phase == _DECK_BUILDING and game[VERSION] == V1_5:
+            # A random pool choice without listing the 120 cards (the same draw).
+            apply_legal(game, cards, pool_choice(game, next_uniform(rng, role,
+                                                                    pool_choice_count(game))))
+            continue
+        count = legal_actions(game, cards, legal)
+        if not compiled:
             mask[:] = False
             for k in range(count):
                 mask[legal[k]] = True
