@@ -170,6 +170,8 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         """Rows the compiled greedy tries its actions on (none without greedy)."""
         self._observations = np.zeros((n, obs_layout.size), np.float32)
         self._offers_dirty = np.ones(n, np.bool_)
+        """Per env: may its observation row hold deck-building offers? Only a deck-building
+        observation writes them, so a battle-only env zeroes the 1.5 pool block once."""
         self._potentials = np.zeros(n, np.float64)
         self._rewards = np.zeros(n, np.float64)
         self._terminations = np.zeros(n, np.bool_)
@@ -390,7 +392,6 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         else:
             made = False
         self._fresh[games] = True
-        self._offers_dirty[games] = True
         return game_seeds, by_params, made
 
     def _start_games(
