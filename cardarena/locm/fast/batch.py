@@ -14,6 +14,7 @@ arrays are public: ``state[N, STATE_SIZE]`` and ``cards[N, MAX_CARDS, CARD_FIELD
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 
 import numpy as np
 
@@ -46,6 +47,14 @@ def _template(version: str) -> np.ndarray:
         row[L.CARD_COUNT] = 0
         _TEMPLATES[version] = row
     return row
+
+
+@cache
+def _pool_rows(version: str, league: int) -> np.ndarray:
+    """The card-table rows a draft may offer (read-only: shared by every batch)."""
+    rows = generators.draft_pool_rows(version, league)
+    rows.setflags(write=False)
+    return rows
 
 
 class Batch:
@@ -137,10 +146,15 @@ class Batch:
         return cls(version, state, cards, [None] * n, np.zeros(n, np.int64), league)
 
     def _fill_from_seeds(self, games: np.ndarray, seeds: np.ndarray) -> None:
-        """New games ``games`` from their seeds (compiled generators)."""
-        subseeds = generators.derive_subseeds(self.version, seeds)
-        tables = generators.tables_from_subseeds(self.version, subseeds, self.league)
-        self._fill(games, seeds, subseeds, tables)
+        """New games ``games`` from their seeds, in one compiled call (what :meth:`_fill`
+        does with the sub-seeds and tables of these seeds)."""
+        if len(self.state) == 0:  # a new batch (from _empty)
+            self.state = np.zeros((len(self.seeds), L.STATE_SIZE), np.int32)
+            self.cards = generators.empty_tables(len(self.seeds))
+        generators.start_rows(self.state, self.cards, games.astype(np.int64),
+                              seeds.astype(np.int64), _template(self.version),
+                              _pool_rows(self.version, self.league))  # fmt: skip
+        self._forget(games, seeds)
 
     def _fill(self, games: np.ndarray, seeds: np.ndarray, subseeds: np.ndarray,
               tables: np.ndarray) -> None:  # fmt: skip
@@ -159,6 +173,10 @@ class Batch:
         else:
             self.state[games] = rows
             self.cards[games] = tables
+        self._forget(games, seeds)
+
+    def _forget(self, games: np.ndarray, seeds: np.ndarray) -> None:
+        """The new games' seeds; what the batch knew of the old games there goes."""
         self.seeds[games] = seeds
         for g in games.tolist():  # the reset games only: scanning all N costs ~1 ms a call
             self.params[g] = None

@@ -68,6 +68,7 @@ from .layout import (  # noqa: E402
     C_MY_HEALTH,
     C_OPP_HEALTH,
     C_TYPE,
+    CARD_COUNT,
     CARD_FIELDS,
     INSTANCE_CARD,
     MAX_CARDS,
@@ -80,6 +81,7 @@ from .layout import (  # noqa: E402
     P_HAND_COUNT,
     PLAYER_0,
     PLAYER_SIZE,
+    SHUFFLE_SEED,
     VERSION,
     VERSION_CODES,
 )
@@ -165,6 +167,7 @@ for _slot, _table in _PROPERTY_TABLES.items():
         _PROPERTY_MULT[_slot, _k] = _mult
         _PROPERTY_ADD[_slot, _k] = _add
 _MAX_COST = int(_MANA_VALUES.max())
+VERSION_CODES_15 = VERSION_CODES["1.5"]
 _CREATURE = int(CardType.CREATURE)
 _RED = int(CardType.RED_ITEM)
 _BLUE = int(CardType.BLUE_ITEM)
@@ -511,6 +514,50 @@ def tables_from_subseeds(version: str, subseeds: np.ndarray, league: int = 4) ->
         card_gen_seeds = np.ascontiguousarray(subseeds[:, names.index("cardGenSeed")])
         _fill_constructed_tables(cards, card_gen_seeds)
     return cards
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _split_long(value: int) -> tuple[int, int]:
+    """A Java long as two int32 words (high, low), the low one as a signed int32."""
+    low = value & 0xFFFFFFFF
+    return value >> 32, low - (1 << 32) if low >= 1 << 31 else low
+
+
+@njit(cache=True, nogil=True)
+def start_rows(
+    state: np.ndarray,
+    cards: np.ndarray,
+    games: np.ndarray,
+    seeds: np.ndarray,
+    template: np.ndarray,
+    allowed_rows: np.ndarray,
+) -> None:
+    """New games in rows ``games`` of ``state`` and ``cards``, from ``seeds`` (one each),
+    in one compiled call: a battle-less ``template`` row, its card count, the players'
+    shuffle seeds, and the draft triples (``allowed_rows`` of :data:`CARD_TABLE`) or the
+    120-card pool, as :func:`derive_subseeds` and :func:`tables_from_subseeds` give them.
+    The template's ``VERSION`` says which: a pool (1.5) has no draft."""
+    pool = template[VERSION] == VERSION_CODES_15
+    for k in range(games.shape[0]):
+        g = games[k]
+        rng = scramble(seeds[k])
+        first, rng = next_long(rng)  # draftChoicesSeed, or cardGenSeed
+        if pool:
+            _choices, rng = next_long(rng)  # constructedChoicesSeed
+        row = state[g]
+        row[:] = template
+        row[CARD_COUNT] = CARDS_IN_CONSTRUCTED if pool else 3 * DECK_SIZE
+        for player in range(2):
+            shuffle_seed, rng = next_long(rng)
+            high, low = _split_long(shuffle_seed)
+            row[SHUFFLE_SEED + 2 * player] = high
+            row[SHUFFLE_SEED + 2 * player + 1] = low
+        table = cards[g]
+        table[:, :] = 0
+        if pool:
+            fill_constructed_table(table[:CARDS_IN_CONSTRUCTED], first)
+        else:
+            fill_draft_table(table, first, allowed_rows, CARD_TABLE)
 
 
 def create_tables(
