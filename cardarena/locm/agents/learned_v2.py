@@ -32,7 +32,7 @@ from ..engine.cards import BREAKTHROUGH, DRAIN, GUARD, LETHAL, WARD
 from ..engine.state import Action, ActionType, Phase, Player, State
 from . import check_agent_version
 from .cardscore import FITTED_DECK, deck_building_action
-from .evaluation import BASELINE, evaluate
+from .evaluation import BASELINE
 from .greedy import lethal_attack
 
 WEIGHTS_FILE = Path(__file__).with_name("learned_v2.npz")
@@ -40,67 +40,70 @@ FEATURES = 54
 """Length of a position's feature vector (``fast.selfplay.FEATURES``)."""
 
 
-def _side(player: Player, out: np.ndarray, at: int, lane_at: int) -> None:
-    """One board's block of features (``fast.selfplay._side``)."""
+_SIDE_SCALE = (6.0, 20.0, 20.0, 3.0, 10.0, 3.0, 3.0, 10.0, 10.0, 20.0, 10.0, 10.0)
+SCALE = 1.0 / np.array(
+    (30.0, 30.0, 3.0, 3.0, 12.0, 12.0, 12.0, 8.0, 8.0, 30.0, 30.0, 50.0, 1.0,
+     8.0, 8.0, 8.0, 20.0, *_SIDE_SCALE, *_SIDE_SCALE, 3.0, 10.0, 3.0, 10.0,
+     3.0, 10.0, 3.0, 10.0, 30.0, 30.0, 1.0, 1.0, 30.0)
+)  # fmt: skip
+"""What each raw feature is multiplied by (``fast.selfplay`` divides by the same numbers)."""
+
+
+def _side(player: Player) -> tuple[list[float], list[float], float, int]:
+    """One board's 12 features, its lanes' 4 (count and attack per lane), greedy's
+    keyword value of it (``fast.selfplay._side``), unscaled, and its guarded lanes (bits)."""
     attack = defense = guards = guard_defense = wards = lethals = 0.0
     drain = breakthrough = ready = keyword_value = top = 0.0
     lanes = [0.0, 0.0, 0.0, 0.0]
+    guarded = 0
     for creature in player.board:
         a, d, kw = creature.attack, creature.defense, creature.keywords
         attack += a
         defense += d
-        lanes[2 * creature.lane] += 1.0
-        lanes[2 * creature.lane + 1] += a
-        top = max(top, a)
+        lane = 2 * creature.lane
+        lanes[lane] += 1.0
+        lanes[lane + 1] += a
+        if a > top:
+            top = a
         if creature.can_attack:
             ready += a
-        if kw & GUARD:
-            guards += 1.0
-            guard_defense += d
-            keyword_value += 0.5 + 0.2 * d
-        if kw & WARD:
-            wards += 1.0
-            keyword_value += 0.8 * a + 1.0
-        if kw & LETHAL:
-            lethals += 1.0
-            if a > 0:
-                keyword_value += 2.5
-        if kw & DRAIN:
-            drain += a
-            keyword_value += 0.4 * a
-        if kw & BREAKTHROUGH:
-            breakthrough += a
-            keyword_value += 0.2 * a
-    out[at : at + 12] = (
-        len(player.board) / 6.0, attack / 20.0, defense / 20.0, guards / 3.0,
-        guard_defense / 10.0, wards / 3.0, lethals / 3.0, drain / 10.0,
-        breakthrough / 10.0, ready / 20.0, keyword_value / 10.0, top / 10.0,
-    )  # fmt: skip
-    out[lane_at : lane_at + 4] = (lanes[0] / 3.0, lanes[1] / 10.0, lanes[2] / 3.0,
-                                  lanes[3] / 10.0)  # fmt: skip
+        if kw:
+            if kw & GUARD:
+                guards += 1.0
+                guard_defense += d
+                keyword_value += 0.5 + 0.2 * d
+                guarded |= 1 << creature.lane
+            if kw & WARD:
+                wards += 1.0
+                keyword_value += 0.8 * a + 1.0
+            if kw & LETHAL:
+                lethals += 1.0
+                if a > 0:
+                    keyword_value += 2.5
+            if kw & DRAIN:
+                drain += a
+                keyword_value += 0.4 * a
+            if kw & BREAKTHROUGH:
+                breakthrough += a
+                keyword_value += 0.2 * a
+    block = [float(len(player.board)), attack, defense, guards, guard_defense, wards, lethals,
+             drain, breakthrough, ready, keyword_value, top]  # fmt: skip
+    return block, lanes, keyword_value, guarded
 
 
-def _through(attackers: Player, defenders: Player) -> int:
-    """Face damage the attackers' board could deal next turn (guarded lanes block it)."""
-    guarded = 0
-    for creature in defenders.board:
-        if creature.keywords & GUARD:
-            guarded |= 1 << creature.lane
-    return sum(c.attack for c in attackers.board if not guarded & (1 << c.lane))
+def _through(lanes: list[float], guarded: int) -> float:
+    """Face damage a board could deal next turn: its attack in the lanes the other
+    board does not guard."""
+    return (0.0 if guarded & 1 else lanes[1]) + (0.0 if guarded & 2 else lanes[3])
 
 
-def position_features(state: State, player: int, out: np.ndarray | None = None) -> np.ndarray:
-    """The features of a running battle position as ``player`` sees it (float64)."""
-    if out is None:
-        out = np.empty(FEATURES, np.float64)
+def raw_features(state: State, player: int) -> list[float]:
+    """The features of a running battle position as ``player`` sees it, before
+    :data:`SCALE`: only what that player may see (its own hand, the sizes of the
+    opponent's), and builtin:greedy's evaluation of it, worked out from the same sums."""
     me, opp = state.players[player], state.players[1 - player]
-    out[0:13] = (
-        me.health / 30.0, opp.health / 30.0, me.next_turn_draw / 3.0,
-        opp.next_turn_draw / 3.0, me.mana / 12.0, me.max_mana / 12.0, opp.max_mana / 12.0,
-        len(me.hand) / 8.0, len(opp.hand) / 8.0, len(me.deck) / 30.0, len(opp.deck) / 30.0,
-        min(state.turn, 100) / 50.0, 1.0 if state.active == player else 0.0,
-    )  # fmt: skip
     creatures = items = castable = stats = 0.0
+    mana = me.mana
     for instance in me.hand:
         card = instance.card
         if card.type == 0:
@@ -108,16 +111,44 @@ def position_features(state: State, player: int, out: np.ndarray | None = None) 
             stats += card.attack + card.defense
         else:
             items += 1.0
-        if card.cost <= me.mana:
+        if card.cost <= mana:
             castable += 1.0
-    out[13:17] = (creatures / 8.0, items / 8.0, castable / 8.0, stats / 20.0)
-    _side(me, out, 17, 41)
-    _side(opp, out, 29, 45)
-    mine, theirs = _through(me, opp), _through(opp, me)
-    out[49:53] = (theirs / 30.0, mine / 30.0, float(theirs >= me.health),
-                  float(mine >= opp.health))  # fmt: skip
-    out[53] = evaluate(state, player, BASELINE) / 30.0
-    return out
+    my_block, my_lanes, my_keywords, my_guards = _side(me)
+    opp_block, opp_lanes, opp_keywords, opp_guards = _side(opp)
+    my_health, opp_health = me.health, opp.health
+    mine, theirs = _through(my_lanes, opp_guards), _through(opp_lanes, my_guards)
+    my_turn = state.active == player
+    # builtin:greedy's evaluation (evaluation.evaluate with BASELINE), from these sums
+    w = BASELINE
+    score = w.my_health * my_health - w.opp_health * opp_health
+    below = w.low_health_below
+    if my_health < below:
+        score -= w.my_low * (below - my_health)
+    if opp_health < below:
+        score += w.opp_low * (below - opp_health)
+    score += (w.my_creature * my_block[0] + w.my_attack * my_block[1]
+              + w.my_defense * my_block[2] + w.my_keywords * my_keywords)  # fmt: skip
+    score -= (w.opp_creature * opp_block[0] + w.opp_attack * opp_block[1]
+              + w.opp_defense * opp_block[2] + w.opp_keywords * opp_keywords)  # fmt: skip
+    score += w.hand * (len(me.hand) - len(opp.hand))
+    score += w.draw * (me.next_turn_draw - opp.next_turn_draw)
+    if my_turn:
+        if theirs >= my_health:
+            score -= w.lethal_threat
+    elif mine >= opp_health:
+        score += w.lethal_chance
+    return [
+        my_health, opp_health, me.next_turn_draw, opp.next_turn_draw, mana, me.max_mana,
+        opp.max_mana, len(me.hand), len(opp.hand), len(me.deck), len(opp.deck),
+        min(state.turn, 100), 1.0 if my_turn else 0.0,
+        creatures, items, castable, stats, *my_block, *opp_block, *my_lanes, *opp_lanes,
+        theirs, mine, float(theirs >= my_health), float(mine >= opp_health), score,
+    ]  # fmt: skip
+
+
+def position_features(state: State, player: int) -> np.ndarray:
+    """The :data:`FEATURES` features of a running battle position (float64, scaled)."""
+    return np.array(raw_features(state, player), np.float64) * SCALE
 
 
 class ValueNetwork:
@@ -186,6 +217,8 @@ class LearnedAgentV2:
     def __init__(self, seed: int | None = None, weights: Weights | None = None) -> None:
         # Deterministic: the seed is accepted like every built-in's, and unused.
         self.weights = weights or load_weights()
+        for network in self.weights.networks.values():
+            network.values(np.zeros((2, FEATURES)))  # numpy's first products: not on a turn
 
     def network(self, version: str) -> ValueNetwork:
         """This version's network (ValueError, one line, for a version it was not trained for)."""
@@ -208,14 +241,30 @@ class LearnedAgentV2:
             return lethal
         return actions[int(np.argmax(self.action_values(state, actions, network)))]
 
-    def action_values(self, state: State, actions: list[Action],
-                      network: ValueNetwork) -> np.ndarray:  # fmt: skip
-        """Each action's afterstate value for the player to act (1 won, 0 lost)."""
+    def action_values(self, state: State, actions: list[Action], network: ValueNetwork,
+                      dedupe: bool = True) -> np.ndarray:  # fmt: skip
+        """Each action's afterstate value for the player to act (1 won, 0 lost).
+
+        With ``dedupe``, an action that does what an earlier one did — the same card to
+        the same place, or a creature identical to an earlier attacker against the same
+        target (1.5 decks hold pairs) — is not simulated again: its afterstate has the
+        same features, hence the same value (a test checks this)."""
         player = state.active
         values = np.empty(len(actions), np.float64)
-        x = np.empty((len(actions), FEATURES), np.float64)
+        rows = []
         running = []
+        copies: list[tuple[int, int]] = []
+        seen: dict[tuple[object, ...], int] = {}
+        me = state.players[player]
+        hand = {instance.id: instance.card for instance in me.hand} if dedupe else {}
+        board = {creature.id: creature for creature in me.board} if dedupe else {}
         for k, action in enumerate(actions):
+            if dedupe and action.type != ActionType.PASS:
+                key = _effect_key(action, hand, board)
+                first = seen.setdefault(key, k)
+                if first != k:
+                    copies.append((k, first))
+                    continue
             child = state.clone()
             if action.type == ActionType.PASS:
                 child.start_turn()  # the turn ends: the opponent's starts
@@ -224,20 +273,33 @@ class LearnedAgentV2:
             if child.phase is Phase.ENDED:
                 values[k] = 1.0 if child.winner == player else 0.0
             else:
-                position_features(child, player, x[len(running)])
+                rows.append(raw_features(child, player))
                 running.append(k)
         if running:
-            values[running] = network.values(x[: len(running)])
+            values[running] = network.values(np.array(rows, np.float64) * SCALE)
+        for k, first in copies:
+            values[k] = values[first]
         return values
+
+
+def _effect_key(action: Action, hand: dict[int, Any], board: dict[int, Any]) -> tuple[object, ...]:
+    """What an action does, without the instance ids of the acting card or creature."""
+    if action.type == ActionType.ATTACK:
+        c = board[action.id]
+        return (action.type, c.attack, c.defense, c.keywords, c.lane, c.can_attack,
+                c.has_attacked, c.shows_effects, action.target)  # fmt: skip
+    return (action.type, hand[action.id], action.target)
 
 
 __all__ = [
     "FEATURES",
+    "SCALE",
     "WEIGHTS_FILE",
     "LearnedAgentV2",
     "ValueNetwork",
     "Weights",
     "load_weights",
     "position_features",
+    "raw_features",
     "save_weights",
 ]
