@@ -17,6 +17,7 @@ the fitted card values (:data:`.cardscore.FITTED_DECK`), which the issue allows.
 
 The weights live in ``learned_v2.npz`` next to this module: ``net/<version>`` (a flat
 float64 vector), ``hidden/<version>`` and ``meta`` (a JSON string: how it was trained).
+The shipped file has a network for each of 1.0, 1.2 and 1.5.
 """
 
 from __future__ import annotations
@@ -267,7 +268,12 @@ class LearnedAgentV2:
                     continue
             child = state.clone()
             if action.type == ActionType.PASS:
-                child.start_turn()  # the turn ends: the opponent's starts
+                # The turn ends, the opponent's starts. Its unspent mana (0 ends the
+                # second player's bonus mana) is not shown to a bot: taken as unspent,
+                # as State.from_input does (fast.selfplay.network_action does the same).
+                opponent = child.players[1 - player]
+                opponent.mana = opponent.max_mana
+                child.start_turn()
             else:
                 child.execute(action)
             if child.phase is Phase.ENDED:

@@ -262,16 +262,23 @@ def network_action(row: np.ndarray, table: np.ndarray, legal: np.ndarray, n: int
                    x: np.ndarray, lanes: np.ndarray, h1: np.ndarray,
                    h2: np.ndarray) -> int:  # fmt: skip
     """learned-v2's choice: greedy's lethal face attack, else the legal action (PASS
-    included) whose afterstate the network rates highest (the first best on ties)."""
+    included) whose afterstate the network rates highest (the first best on ties).
+
+    PASS is rated on the opponent's next turn as the player can foresee it: the
+    opponent's unspent mana (which ends the second player's bonus mana when it is 0) is
+    not shown to a bot, so it is taken as unspent, as ``State.from_input`` does."""
     _lanes, attack_at, _use, _deck, _size = action_bounds(row[L.VERSION])
     lethal = _lethal_face_attack(row, attack_at)
     if lethal >= 0:
         return lethal
     player = row[L.ACTIVE]
+    opp = L.PLAYER_0 + (1 - player) * L.PLAYER_SIZE
     best = legal[0]
     best_value = -1.0
     for k in range(n):
         scratch[:] = row
+        if legal[k] == 0:  # PASS: the opponent's unspent mana is unseen (see above)
+            scratch[opp + L.P_MANA] = scratch[opp + L.P_MAX_MANA]
         apply_legal(scratch, table, legal[k])
         v = afterstate_value(scratch, table, player, net, hidden, w, x, lanes, h1, h2)
         if v > best_value:
