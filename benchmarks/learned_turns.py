@@ -1,6 +1,6 @@
 """How long builtin:learned thinks per battle turn: median, 99th percentile and max.
 
-    python benchmarks/learned_turns.py --version 1.2 --version 1.5 --games 20
+    python benchmarks/learned_turns.py --games 100        # LOCM 1.0, 1.2 and 1.5
 
 learned-v2 must stay within 5 ms a turn (issue 19). Each game is builtin:learned against
 builtin:greedy in one process; a turn is every ``act`` call of one battle turn (the
@@ -46,13 +46,13 @@ def turn_times(version: str, games: int, agent_name: str) -> list[float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="append", choices=("1.2", "1.5"))
+    parser.add_argument("--version", action="append", choices=("1.0", "1.2", "1.5"))
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--agent", default="learned")
     args = parser.parse_args()
     if args.games < 1:
         parser.error("--games must be at least 1")
-    for version in args.version or ["1.2", "1.5"]:
+    for version in args.version or ["1.0", "1.2", "1.5"]:
         times = sorted(turn_times(version, args.games, args.agent))
         p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
         print(f"{args.agent} LOCM {version}: {len(times)} turns, median "

@@ -62,9 +62,7 @@ AGENT_DESCRIPTIONS: dict[str, str] = {
 
 
 AGENT_VERSIONS: dict[str, tuple[str, ...]] = {
-    "learned": ("1.2", "1.5"),
     "learned-v1": ("1.2", "1.5"),
-    "learned-v2": ("1.2", "1.5"),
 }
 """The built-in agents that play only some versions (the others play all three)."""
 
