@@ -1,6 +1,9 @@
 """Train ``builtin:learned`` (learned-v2) by self-play in the compiled engine.
 
-    python scripts/train_learned.py --version 1.2 --version 1.5 --out /tmp/learned_v2.npz
+    python scripts/train_learned.py --out /tmp/learned_v2.npz      # 1.0, 1.2 and 1.5
+    python scripts/train_learned.py --version 1.2 --iterations 5 --games 500 --out /tmp/w.npz
+
+The defaults are the settings of the shipped weights (docs/agents.md has the command).
 
 Per version: a warm-up round of builtin:greedy against itself, whose positions and
 winners give the network its first fit; then ``--iterations`` rounds, each of
@@ -43,14 +46,14 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         "--version",
         action="append",
         choices=VERSIONS,
-        help="LOCM version to train (repeat for several; default 1.2 and 1.5)",
+        help="LOCM version to train (repeat for several; default all three)",
     )
     parser.add_argument("--out", required=True, help="where to write the .npz weights")
     parser.add_argument("--curve", help="CSV file for the learning curve")
-    parser.add_argument("--iterations", type=int, default=20)
-    parser.add_argument("--games", type=int, default=600, help="self-play games per iteration")
-    parser.add_argument("--warmup-games", type=int, default=1000)
-    parser.add_argument("--eval-games", type=int, default=400)
+    parser.add_argument("--iterations", type=int, default=50)
+    parser.add_argument("--games", type=int, default=2000, help="self-play games per iteration")
+    parser.add_argument("--warmup-games", type=int, default=4000)
+    parser.add_argument("--eval-games", type=int, default=1000)
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--epsilon", type=float, default=0.03)
     parser.add_argument("--lam", type=float, default=0.8, help="TD(lambda) parameter")
@@ -68,9 +71,14 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--epsilon and --lam must be between 0 and 1")
     if args.learning_rate <= 0:
         parser.error("--learning-rate must be positive")
-    if not Path(args.out).resolve().parent.is_dir():
-        parser.error(f"--out: no folder {str(Path(args.out).resolve().parent)!r}")
-    args.version = list(dict.fromkeys(args.version or ["1.2", "1.5"]))
+    for option, path in (("--out", args.out), ("--curve", args.curve)):
+        if path is None:
+            continue
+        if Path(path).is_dir():
+            parser.error(f"{option}: {path!r} is a folder; give a file name")
+        if not Path(path).resolve().parent.is_dir():
+            parser.error(f"{option}: no folder {str(Path(path).resolve().parent)!r}")
+    args.version = list(dict.fromkeys(args.version or VERSIONS))
     return args
 
 

@@ -166,6 +166,8 @@ def test_the_training_command_runs_end_to_end(tmp_path: Path) -> None:
         (["--version", "2.0"], "invalid choice"),
         (["--epsilon", "2"], "between 0 and 1"),
         (["--out", "/no/such/folder/w.npz"], "no folder"),
+        (["--out", "."], "is a folder"),
+        (["--curve", "/no/such/folder/c.csv"], "--curve: no folder"),
     ],
 )
 def test_bad_arguments_are_one_line_and_exit_2(
