@@ -2,7 +2,7 @@
 
     python benchmarks/learned_turns.py --games 100        # LOCM 1.0, 1.2 and 1.5
 
-learned-v2 must stay within 5 ms a turn (issue 19). Each game is builtin:learned against
+learned-v2 is meant to stay within 5 ms a turn. Each game is builtin:learned against
 builtin:greedy in one process; a turn is every ``act`` call of one battle turn (the
 actions applied in between are not counted), timed with ``time.perf_counter``.
 """

@@ -13,7 +13,7 @@ It was trained in the compiled engine (:mod:`cardarena.locm.fast.selfplay`, whos
 features and network this module repeats in numpy; a test keeps them equal) by
 ``scripts/train_learned.py``: games against a league of its past selves, builtin:greedy
 and random play, each iteration fitting the network to who won. Deck building uses
-the fitted card values (:data:`.cardscore.FITTED_DECK`), which the issue allows.
+the fitted card values (:data:`.cardscore.FITTED_DECK`): the network learned the battle only.
 
 The weights live in ``learned_v2.npz`` next to this module: ``net/<version>`` (a flat
 float64 vector), ``hidden/<version>`` and ``meta`` (a JSON string: how it was trained).
