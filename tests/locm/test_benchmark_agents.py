@@ -41,7 +41,7 @@ def test_every_pair_of_the_named_agents_plays_in_every_version() -> None:
 
 
 def test_an_agent_that_does_not_play_a_version_sits_it_out() -> None:
-    done = _run("--agents", "random,learned", "--version", "1.0")
+    done = _run("--agents", "random,learned-v1", "--version", "1.0")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
 

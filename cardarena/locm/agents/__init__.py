@@ -1,10 +1,11 @@
 """Built-in LOCM agents. An agent picks one legal action for the player to act.
 
 :data:`BUILTIN_AGENTS` maps the names the command line accepts (``builtin:<name>``)
-to agent factories taking a seed. Agents are versioned: ``search-v1``, ``search-v2`` and
-``learned-v1`` keep playing as they were published, so that results quoted with them stay
-reproducible, while the plain names always name the strongest version. :func:`make_agent`
-also takes a researcher's agent by reference, ``python:MODULE:FACTORY`` (see :mod:`.reference`).
+to agent factories taking a seed. Agents are versioned: ``search-v1``, ``search-v2``,
+``learned-v1`` and ``learned-v2`` keep playing as they were published, so that results
+quoted with them stay reproducible, while the plain names always name the strongest
+version. :func:`make_agent` also takes a researcher's agent by reference,
+``python:MODULE:FACTORY`` (see :mod:`.reference`).
 """
 
 from collections.abc import Callable
@@ -18,11 +19,18 @@ from .search import SearchAgent
 from .search_v2 import SearchAgentV2
 
 
-def _learned(seed: int | None) -> Agent:
-    """The trained battle network (imports numpy only when asked for)."""
+def _learned_v1(seed: int | None) -> Agent:
+    """The MaskablePPO battle network (imports numpy only when asked for)."""
     from .learned import LearnedAgent
 
     return LearnedAgent(seed)
+
+
+def _learned_v2(seed: int | None) -> Agent:
+    """The self-play afterstate value network (imports numpy only when asked for)."""
+    from .learned_v2 import LearnedAgentV2
+
+    return LearnedAgentV2(seed)
 
 
 BUILTIN_AGENTS: dict[str, Callable[[int | None], Agent]] = {
@@ -30,12 +38,13 @@ BUILTIN_AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "pass": PassAgent,
     "greedy": GreedyAgent,
     "search": SearchAgentV2,
-    "learned": _learned,
+    "learned": _learned_v2,
     # Published versions, frozen: when a plain name gets a stronger agent, its present
     # code stays here under the versioned name.
     "search-v1": SearchAgent,
     "search-v2": SearchAgentV2,
-    "learned-v1": _learned,
+    "learned-v1": _learned_v1,
+    "learned-v2": _learned_v2,
 }
 
 AGENT_DESCRIPTIONS: dict[str, str] = {
@@ -43,16 +52,16 @@ AGENT_DESCRIPTIONS: dict[str, str] = {
     "pass": "always passes in battle; builds the balanced scored deck",
     "greedy": "one action at a time, the best-scoring position next; lethal when it sees it",
     "search": "plans whole turns within the official time limits (today: search-v2)",
-    "learned": "a battle network trained with MaskablePPO, numpy only (today: learned-v1)",
+    "learned": "a position-value network trained by self-play, numpy only (today: learned-v2)",
     "search-v1": "the search agent as first published: turn planning, sampled replies",
     "search-v2": "every distinct turn as time allows, the opponent's reply; the fitted deck",
-    "learned-v1": "the learned agent as first published",
+    "learned-v1": "the learned agent as first published: a MaskablePPO battle policy",
+    "learned-v2": "afterstate values learned by self-play against a league; the fitted deck",
 }
 """One line per built-in agent, for ``locm agents``."""
 
 
 AGENT_VERSIONS: dict[str, tuple[str, ...]] = {
-    "learned": ("1.2", "1.5"),
     "learned-v1": ("1.2", "1.5"),
 }
 """The built-in agents that play only some versions (the others play all three)."""

@@ -28,7 +28,7 @@ from . import AGENT_VERSIONS, check_agent_version
 from .cardscore import DEFAULT_DECK, deck_building_action
 
 WEIGHTS_FILE = Path(__file__).with_name("learned_battle.npz")
-VERSIONS = AGENT_VERSIONS["learned"]
+VERSIONS = AGENT_VERSIONS["learned-v1"]
 """The versions the network was trained for (1.0 has one lane: another action layout)."""
 
 
@@ -111,7 +111,7 @@ class LearnedAgent:
         version = state.rules.version
         encoder = self._encoders.get(version)
         if encoder is None:
-            check_agent_version("learned", version)
+            check_agent_version("learned-v1", version)
             encoder = self._encoders[version] = _encoding().Encoder(ruleset(version))
             self._features[version] = np.empty(feature_size(version), np.float32)
         player = state.current_player
