@@ -164,10 +164,6 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         self._game_seeds = np.zeros(n, np.int64)
         self._policy_rng = np.zeros((n, 4), np.uint64)
         self._masks = np.zeros((n, self.layout.size), np.bool_)
-        self._legal = np.zeros((n, kernels.LEGAL_BUFFER), np.int32)
-        greedy = (self._policy_codes == kernels.POLICY_GREEDY).any()
-        self._scratch = np.zeros((n, L.STATE_SIZE if greedy else 0), np.int32)
-        """Rows the compiled greedy tries its actions on (none without greedy)."""
         self._observations = np.zeros((n, obs_layout.size), np.float32)
         self._offers_dirty = np.ones(n, np.bool_)
         """Per env: may its observation row hold deck-building offers? Only a deck-building
@@ -508,8 +504,8 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
     def _arrays(self) -> tuple[Any, ...]:
         """The per-env arrays and settings every compiled step loop takes, in its order."""
         return (
-            self._seats, self._learning, self._policy_codes, self._policy_rng, self._legal,
-            self._scratch, self._masks, self._roles, self._observations, self._offers_dirty,
+            self._seats, self._learning, self._policy_codes, self._policy_rng, self._masks,
+            self._roles, self._observations, self._offers_dirty,
             self._shaping_terms, self._shaping_weights, self._potentials, self._rewards,
             self._terminations,
         )  # fmt: skip

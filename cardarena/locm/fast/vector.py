@@ -41,6 +41,7 @@ from .layout import (  # noqa: E402
     PHASE,
     PLAYER_0,
     PLAYER_SIZE,
+    STATE_SIZE,
     VERSION,
     WINNER,
 )
@@ -61,7 +62,7 @@ SHAPING_BOARD = 1
 _DECK_BUILDING = 0
 _ENDED = 2
 LEGAL_BUFFER = MAX_LEGAL
-"""Columns of the per-game scratch array of legal indexes (``legal`` below)."""
+"""Entries of the scratch array of legal indexes (``legal`` below)."""
 
 
 @njit(cache=True, nogil=True)
@@ -170,6 +171,14 @@ def _finish(
 
 
 @njit(cache=True, nogil=True)
+def _scratch_space() -> tuple[np.ndarray, np.ndarray]:
+    """A call's scratch arrays, shared by the games it steps (one after the other): the
+    legal indexes, and a row greedy tries its actions on. Per game, they would be 4.7 KB
+    more of memory for each game's step to pull in from far caches."""
+    return np.empty(LEGAL_BUFFER, np.int32), np.empty(STATE_SIZE, np.int32)
+
+
+@njit(cache=True, nogil=True)
 def step_games(
     state: np.ndarray,
     cards: np.ndarray,
@@ -181,8 +190,6 @@ def step_games(
     learning: int,
     policies: np.ndarray,
     rng: np.ndarray,
-    legal: np.ndarray,
-    scratch: np.ndarray,
     masks: np.ndarray,
     roles: np.ndarray,
     observations: np.ndarray,
@@ -195,13 +202,14 @@ def step_games(
 ) -> None:
     """The learner's action in games ``first``..``stop - 1`` but the ``skip`` ones, then
     the policies (the env runs disjoint ranges on its threads: the loops release the GIL)."""
+    legal, scratch = _scratch_space()
     for g in range(first, stop):
         if skip[g]:  # restarting on some thread: its row and role are that call's
             continue
         game = state[g]
         apply_legal(game, cards[g], actions[g])
         roles[g] = _advance(
-            game, cards[g], seats[g], learning, policies, rng[g], legal[g], scratch[g], masks[g]
+            game, cards[g], seats[g], learning, policies, rng[g], legal, scratch, masks[g]
         )
         if roles[g] == ROLE_LEARNER:
             _finish(g, game, cards[g], seats[g], False, observations, offers_dirty, terms,
@@ -217,8 +225,6 @@ def start_games(
     learning: int,
     policies: np.ndarray,
     rng: np.ndarray,
-    legal: np.ndarray,
-    scratch: np.ndarray,
     masks: np.ndarray,
     roles: np.ndarray,
     observations: np.ndarray,
@@ -230,11 +236,12 @@ def start_games(
     terminations: np.ndarray,
 ) -> None:
     """New games: the policies play up to the learner's first decision (no reward)."""
+    legal, scratch = _scratch_space()
     for k in range(games.shape[0]):
         g = games[k]
         game = state[g]
         roles[g] = _advance(
-            game, cards[g], seats[g], learning, policies, rng[g], legal[g], scratch[g], masks[g]
+            game, cards[g], seats[g], learning, policies, rng[g], legal, scratch, masks[g]
         )
         if roles[g] == ROLE_LEARNER:
             _finish(g, game, cards[g], seats[g], True, observations, offers_dirty, terms,
@@ -251,8 +258,6 @@ def continue_games(
     learning: int,
     policies: np.ndarray,
     rng: np.ndarray,
-    legal: np.ndarray,
-    scratch: np.ndarray,
     masks: np.ndarray,
     roles: np.ndarray,
     observations: np.ndarray,
@@ -265,12 +270,13 @@ def continue_games(
     fresh: np.ndarray,
 ) -> None:
     """The callables' actions (``actions[k]`` in ``games[k]``), then the policies again."""
+    legal, scratch = _scratch_space()
     for k in range(games.shape[0]):
         g = games[k]
         game = state[g]
         apply_legal(game, cards[g], actions[k])
         roles[g] = _advance(
-            game, cards[g], seats[g], learning, policies, rng[g], legal[g], scratch[g], masks[g]
+            game, cards[g], seats[g], learning, policies, rng[g], legal, scratch, masks[g]
         )
         if roles[g] == ROLE_LEARNER:
             _finish(g, game, cards[g], seats[g], fresh[g], observations, offers_dirty, terms,
