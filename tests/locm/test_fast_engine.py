@@ -320,3 +320,23 @@ def test_pool_choices_are_the_listed_legal_actions_without_listing_them() -> Non
             apply_legal(row, table, pick)
     assert len(counts) == 4 * 60
     assert min(counts) < 110  # many cards were at two copies
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_games_from_seeds_are_the_games_of_their_sub_seeds_and_tables(version: str) -> None:
+    """Batch.new(seeds=...) and reset_games write a new game in one compiled call
+    (generators.start_rows); it must be the row that the sub-seeds, the card tables and
+    the template make step by step, as games from parameters are made."""
+    from cardarena.locm.fast import generators
+
+    seeds = game_seeds(99, 2000)
+    batch = Batch.new(version, seeds=seeds)
+    subseeds = generators.derive_subseeds(version, seeds)
+    expected = Batch._empty(version, len(seeds), 4)
+    expected._fill(np.arange(len(seeds)), seeds, subseeds,
+                   generators.tables_from_subseeds(version, subseeds))  # fmt: skip
+    assert np.array_equal(batch.state, expected.state)
+    assert np.array_equal(batch.cards, expected.cards)
+    batch.reset_games(np.arange(0, 2000, 7), seeds[::-7][: len(range(0, 2000, 7))])
+    assert np.array_equal(batch.state[0], expected.state[-1])
+    assert np.array_equal(batch.cards[7], expected.cards[-8])
