@@ -6,10 +6,17 @@ import functools
 import json
 import lzma
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# A suite started in the background (`cmd &`, nohup) inherits Ctrl-C ignored, and so would
+# every referee it starts, which could then not be interrupted: the tests that send SIGINT
+# need the default back (a handler, unlike "ignored", is not inherited across exec).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 DATA = Path(__file__).resolve().parent / "data"
 CONFORMANCE = DATA / "conformance"
