@@ -7,6 +7,7 @@ the legal-action masks must be the same sets.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -15,7 +16,7 @@ import numpy as np
 
 from cardarena.locm import ProtocolGame, State
 from cardarena.locm.encoding.encoder import Encoder
-from cardarena.locm.engine.state import Action, ActionType
+from cardarena.locm.engine.state import Action, ActionType, Phase
 from cardarena.locm.fast.batch import Batch
 from cardarena.locm.fast.convert import compare_states
 
@@ -324,3 +325,17 @@ def random_differential_fast(version: str, seeds: list[int], rng_seed: int = 0) 
 
     _step_randomly(batch, references, seeds, encoder, rng_seed, failures, check)
     return [failures[g] for g in sorted(failures)]
+
+
+def battle_positions(version: str, games: int, seed: int) -> list[State]:
+    """Battle positions of random games (about one decision in three), for the tests that
+    compare a compiled function with its Python twin position by position."""
+    rng = random.Random(seed)
+    positions = []
+    for game in range(games):
+        state = State.new(version, {"seed": seed + game})
+        while not state.is_terminal:
+            if state.phase is Phase.BATTLE and rng.random() < 0.3:
+                positions.append(state.clone())
+            state.apply(rng.choice(state.legal_actions()))
+    return positions

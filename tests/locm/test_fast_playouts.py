@@ -2,34 +2,20 @@
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 
-from cardarena.locm import State
 from cardarena.locm.agents import evaluation, greedy
 from cardarena.locm.encoding.encoder import Encoder
-from cardarena.locm.engine.state import Phase
 from cardarena.locm.fast import kernels
 from cardarena.locm.fast import playouts as P
 from cardarena.locm.fast.batch import Batch
 from cardarena.locm.fast.convert import row_from_state
+from tests.locm.fast_differential import battle_positions
 
 VERSIONS = ("1.0", "1.2", "1.5")
 
 
-def battle_positions(version: str, games: int, seed: int) -> list[State]:
-    """Battle positions from random games, a few per turn."""
-    rng = random.Random(seed)
-    positions = []
-    for game in range(games):
-        state = State.new(version, {"seed": seed + game})
-        while not state.is_terminal:
-            if state.phase is Phase.BATTLE and rng.random() < 0.3:
-                positions.append(state.clone())
-            state.apply(rng.choice(state.legal_actions()))
-    return positions
 
 
 def test_the_greedy_numbers_are_builtin_greedys() -> None:

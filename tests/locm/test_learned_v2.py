@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import random
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +22,7 @@ from cardarena.locm.agents.learned_v2 import (
     position_features,
 )
 from cardarena.locm.engine.state import Phase
+from tests.locm.fast_differential import battle_positions
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,17 +31,6 @@ def _numba() -> None:
     pytest.importorskip("numba", reason="the compiled engine needs numba (the fast extra)")
 
 
-def battle_positions(version: str, games: int, seed: int) -> list[State]:
-    """Battle positions of random games, about one in three."""
-    rng = random.Random(seed)
-    positions = []
-    for game in range(games):
-        state = State.new(version, {"seed": seed + game})
-        while not state.is_terminal:
-            if state.phase is Phase.BATTLE and rng.random() < 0.3:
-                positions.append(state.clone())
-            state.apply(rng.choice(state.legal_actions()))
-    return positions
 
 
 @pytest.mark.parametrize("version", ["1.0", "1.2", "1.5"])

@@ -29,7 +29,13 @@ from .kernels import (
     apply_legal,
     legal_actions,
 )
-from .playouts import _lethal_face_attack, _next_uniform, evaluate, greedy_action
+from .playouts import (
+    _damage_through,
+    _lethal_face_attack,
+    _next_uniform,
+    evaluate,
+    greedy_action,
+)
 
 require_numba()
 
@@ -132,22 +138,6 @@ def _side(row: np.ndarray, base: int, out: np.ndarray, at: int, lanes: np.ndarra
 
 
 @njit(cache=True, nogil=True)
-def _through(row: np.ndarray, attackers: int, defenders: int) -> int:
-    """Face damage the attackers' board could deal next turn (guarded lanes block it)."""
-    guarded = 0
-    for i in range(row[defenders + L.P_BOARD_COUNT]):
-        k = defenders + L.P_BOARD + i * L.CREATURE_SIZE
-        if row[k + L.K_KEYWORDS] & GUARD:
-            guarded |= 1 << row[k + L.K_LANE]
-    total = 0
-    for i in range(row[attackers + L.P_BOARD_COUNT]):
-        k = attackers + L.P_BOARD + i * L.CREATURE_SIZE
-        if not guarded & (1 << row[k + L.K_LANE]):
-            total += row[k + L.K_ATTACK]
-    return total
-
-
-@njit(cache=True, nogil=True)
 def _public(row: np.ndarray, player: int, w: np.ndarray, out: np.ndarray,
             lanes: np.ndarray) -> None:  # fmt: skip
     """Every feature but the own hand's (13-16); ``w``: greedy's evaluation weights."""
@@ -170,8 +160,8 @@ def _public(row: np.ndarray, player: int, w: np.ndarray, out: np.ndarray,
     out[12] = 1.0 if row[L.ACTIVE] == player else 0.0
     _side(row, me, out, 17, lanes, 41)
     _side(row, opp, out, 29, lanes, 45)
-    mine = _through(row, me, opp)
-    theirs = _through(row, opp, me)
+    mine = _damage_through(row, me, opp)
+    theirs = _damage_through(row, opp, me)
     out[49] = theirs / 30.0
     out[50] = mine / 30.0
     out[51] = 1.0 if theirs >= my_health else 0.0
