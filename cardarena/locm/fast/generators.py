@@ -14,7 +14,9 @@ Python entry points (arrays in, arrays out):
 * :func:`tables_from_subseeds` — the card tables from given sub-seeds;
 * :func:`tables_from_parameters` — from reference :class:`GameParameters` (predefined
   cards go through the reference code: see there);
-* :func:`reference_parameters` — one game's seed and sub-seeds back to GameParameters.
+* :func:`reference_parameters` — one game's seed and sub-seeds back to GameParameters;
+* :func:`start_rows` — new games written into a batch's arrays from their seeds, in one
+  compiled call (what :class:`~.batch.Batch` uses).
 
 Compiled kernels for other compiled code (numba ``@njit``; call them from ``@njit``):
 :func:`fill_draft_table`, :func:`fill_constructed_table`, :func:`shuffle_deck`,
