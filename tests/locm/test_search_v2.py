@@ -199,10 +199,9 @@ def test_plays_legal_whole_games_against_search_v1(version: str) -> None:
 
 
 def test_search_v2_is_listed_and_v1_stays_as_published() -> None:
-    # The plain name is search-v2 with the fitted deck, measured stronger (docs/agents.md).
-    plain = make_agent("search", 1)
-    assert type(plain) is SearchAgentV2 and plain.deck_policy is FITTED_DECK
-    assert isinstance(make_agent("search-v2", 1), SearchAgentV2)
+    # search-v2 as published: the fitted deck (the plain name is newer: test_search_v3).
+    v2 = make_agent("search-v2", 1)
+    assert type(v2) is SearchAgentV2 and v2.deck_policy is FITTED_DECK
     v1 = make_agent("search-v1", 1)
     assert type(v1) is SearchAgent and v1.deck_policy is AGGRO_DECK
     # The published agent's knobs, as published.

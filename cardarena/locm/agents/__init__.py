@@ -2,10 +2,10 @@
 
 :data:`BUILTIN_AGENTS` maps the names the command line accepts (``builtin:<name>``)
 to agent factories taking a seed. Agents are versioned: ``search-v1``, ``search-v2``,
-``learned-v1`` and ``learned-v2`` keep playing as they were published, so that results
-quoted with them stay reproducible, while the plain names always name the strongest
-version. :func:`make_agent` also takes a researcher's agent by reference,
-``python:MODULE:FACTORY`` (see :mod:`.reference`).
+``search-v3``, ``learned-v1`` and ``learned-v2`` keep playing as they were
+published, so that results quoted with them stay reproducible, while the plain names
+always name the strongest version. :func:`make_agent` also takes a researcher's agent
+by reference, ``python:MODULE:FACTORY`` (see :mod:`.reference`).
 """
 
 from collections.abc import Callable
@@ -17,6 +17,13 @@ from .random_agent import RandomAgent
 from .reference import PYTHON_PREFIX
 from .search import SearchAgent
 from .search_v2 import SearchAgentV2
+
+
+def _search_v3(seed: int | None) -> Agent:
+    """search-v2 scored by learned-v2's network (imports numpy only when asked for)."""
+    from .search_v3 import SearchAgentV3
+
+    return SearchAgentV3(seed)
 
 
 def _learned_v1(seed: int | None) -> Agent:
@@ -37,12 +44,13 @@ BUILTIN_AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "random": RandomAgent,
     "pass": PassAgent,
     "greedy": GreedyAgent,
-    "search": SearchAgentV2,
+    "search": _search_v3,
     "learned": _learned_v2,
     # Published versions, frozen: when a plain name gets a stronger agent, its present
     # code stays here under the versioned name.
     "search-v1": SearchAgent,
     "search-v2": SearchAgentV2,
+    "search-v3": _search_v3,
     "learned-v1": _learned_v1,
     "learned-v2": _learned_v2,
 }
@@ -51,10 +59,11 @@ AGENT_DESCRIPTIONS: dict[str, str] = {
     "random": "uniformly random legal actions and deck choices: the baseline",
     "pass": "always passes in battle; builds the balanced scored deck",
     "greedy": "one action at a time, the best-scoring position next; lethal when it sees it",
-    "search": "plans whole turns within the official time limits (today: search-v2)",
+    "search": "plans whole turns within the official time limits (today: search-v3)",
     "learned": "a position-value network trained by self-play, numpy only (today: learned-v2)",
     "search-v1": "the search agent as first published: turn planning, sampled replies",
     "search-v2": "every distinct turn as time allows, the opponent's reply; the fitted deck",
+    "search-v3": "search-v2's turn planning, positions scored by learned-v2's value network",
     "learned-v1": "the learned agent as first published: a MaskablePPO battle policy",
     "learned-v2": "afterstate values learned by self-play against a league; the fitted deck",
 }

@@ -244,48 +244,54 @@ class LearnedAgentV2:
 
     def action_values(self, state: State, actions: list[Action], network: ValueNetwork,
                       dedupe: bool = True) -> np.ndarray:  # fmt: skip
-        """Each action's afterstate value for the player to act (1 won, 0 lost).
+        """Each action's afterstate value for the player to act (:func:`afterstate_values`)."""
+        return afterstate_values(state, actions, network, dedupe)
 
-        With ``dedupe``, an action that does what an earlier one did — the same card to
-        the same place, or a creature identical to an earlier attacker against the same
-        target (1.5 decks hold pairs) — is not simulated again: its afterstate has the
-        same features, hence the same value (a test checks this)."""
-        player = state.active
-        values = np.empty(len(actions), np.float64)
-        rows = []
-        running = []
-        copies: list[tuple[int, int]] = []
-        seen: dict[tuple[object, ...], int] = {}
-        me = state.players[player]
-        hand = {instance.id: instance.card for instance in me.hand} if dedupe else {}
-        board = {creature.id: creature for creature in me.board} if dedupe else {}
-        for k, action in enumerate(actions):
-            if dedupe and action.type != ActionType.PASS:
-                key = _effect_key(action, hand, board)
-                first = seen.setdefault(key, k)
-                if first != k:
-                    copies.append((k, first))
-                    continue
-            child = state.clone()
-            if action.type == ActionType.PASS:
-                # The turn ends, the opponent's starts. Its unspent mana (0 ends the
-                # second player's bonus mana) is not shown to a bot: taken as unspent,
-                # as State.from_input does (fast.selfplay.network_action does the same).
-                opponent = child.players[1 - player]
-                opponent.mana = opponent.max_mana
-                child.start_turn()
-            else:
-                child.execute(action)
-            if child.phase is Phase.ENDED:
-                values[k] = 1.0 if child.winner == player else 0.0
-            else:
-                rows.append(raw_features(child, player))
-                running.append(k)
-        if running:
-            values[running] = network.values(np.array(rows, np.float64) * SCALE)
-        for k, first in copies:
-            values[k] = values[first]
-        return values
+
+def afterstate_values(state: State, actions: list[Action], network: ValueNetwork,
+                      dedupe: bool = True) -> np.ndarray:  # fmt: skip
+    """Each action's afterstate value for the player to act (1 won, 0 lost).
+
+    With ``dedupe``, an action that does what an earlier one did — the same card to
+    the same place, or a creature identical to an earlier attacker against the same
+    target (1.5 decks hold pairs) — is not simulated again: its afterstate has the
+    same features, hence the same value (a test checks this)."""
+    player = state.active
+    values = np.empty(len(actions), np.float64)
+    rows = []
+    running = []
+    copies: list[tuple[int, int]] = []
+    seen: dict[tuple[object, ...], int] = {}
+    me = state.players[player]
+    hand = {instance.id: instance.card for instance in me.hand} if dedupe else {}
+    board = {creature.id: creature for creature in me.board} if dedupe else {}
+    for k, action in enumerate(actions):
+        if dedupe and action.type != ActionType.PASS:
+            key = _effect_key(action, hand, board)
+            first = seen.setdefault(key, k)
+            if first != k:
+                copies.append((k, first))
+                continue
+        child = state.clone()
+        if action.type == ActionType.PASS:
+            # The turn ends, the opponent's starts. Its unspent mana (0 ends the
+            # second player's bonus mana) is not shown to a bot: taken as unspent,
+            # as State.from_input does (fast.selfplay.network_action does the same).
+            opponent = child.players[1 - player]
+            opponent.mana = opponent.max_mana
+            child.start_turn()
+        else:
+            child.execute(action)
+        if child.phase is Phase.ENDED:
+            values[k] = 1.0 if child.winner == player else 0.0
+        else:
+            rows.append(raw_features(child, player))
+            running.append(k)
+    if running:
+        values[running] = network.values(np.array(rows, np.float64) * SCALE)
+    for k, first in copies:
+        values[k] = values[first]
+    return values
 
 
 def _effect_key(action: Action, hand: dict[int, Any], board: dict[int, Any]) -> tuple[object, ...]:
@@ -304,6 +310,7 @@ __all__ = [
     "LearnedAgentV2",
     "ValueNetwork",
     "Weights",
+    "afterstate_values",
     "load_weights",
     "position_features",
     "raw_features",

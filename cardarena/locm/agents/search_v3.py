@@ -1,0 +1,147 @@
+"""The search agent, third version: search-v2's turn planning, judged by learned-v2's
+value network instead of a hand-set evaluation.
+
+search-v2 enumerates the distinct ends of the turn (stage 1), plays the opponent's
+reply on the best of them (stage 2: its visible board; stage 3: sampled hands) and
+keeps the turn whose position after the reply scores best. Its score was a weighted
+sum of health, board and cards, with weights set by hand and by matches. Here the
+position after the reply is scored by the network builtin:learned plays with (trained
+by self-play to give the chance that a position is won, :mod:`.learned_v2`): it has
+seen millions of finished games, so it knows, say, when a smaller board with more
+cards in hand is ahead. Stage 1 still orders the turn's ends by the static evaluation
+(scoring thousands of them with the network would not fit the time limit).
+
+With ``reply="learned"`` the opponent's reply is the network's own best turn (one
+action at a time, the action whose afterstate it rates highest for the opponent)
+instead of builtin:greedy's.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+
+from ..engine.state import PASS, Action, ActionType, Phase, State
+from .evaluation import WIN_SCORE
+from .greedy import lethal_attack
+from .learned_v2 import SCALE, ValueNetwork, afterstate_values, load_weights, raw_features
+from .search import Determiniser
+from .search_v2 import (
+    OPPONENT_MAX_ACTIONS,
+    REPLY_CANDIDATES,
+    SearchAgentV2,
+    _Position,
+    hide_opponent,
+    play_followup,
+    play_reply,
+)
+
+VALUE_SCALE = 1000.0
+"""A win probability is scored as this many points (a won game: :data:`WIN_SCORE`)."""
+
+
+def world_value(world: State, player: int, network: ValueNetwork) -> float:
+    """``player``'s score of ``world``: the network's chance of a win, in points."""
+    if world.is_terminal:
+        return WIN_SCORE if world.winner == player else -WIN_SCORE
+    features = np.array(raw_features(world, player), np.float64) * SCALE
+    return VALUE_SCALE * float(network.values(features[None, :])[0])
+
+
+def play_learned_reply(world: State, player: int, network: ValueNetwork) -> State:
+    """End ``player``'s turn in ``world`` (in place) and let the opponent play the
+    actions the network rates best for it, lethal first, until it would rather pass."""
+    if world.is_terminal:
+        return world
+    world.apply(PASS)
+    for _ in range(OPPONENT_MAX_ACTIONS):
+        if world.is_terminal:
+            break
+        actions = world.legal_actions()
+        action = lethal_attack(world, actions)
+        if action is None:
+            action = actions[int(np.argmax(afterstate_values(world, actions, network)))]
+        if action.type == ActionType.PASS:
+            break
+        world.execute(action)
+    return world
+
+
+class SearchAgentV3(SearchAgentV2):
+    """search-v2's turn enumeration and replies, scored by the learned value network."""
+
+    name = "search"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        reply: str = "greedy",
+        **options: Any,
+    ) -> None:
+        super().__init__(seed, **options)
+        if reply not in ("greedy", "learned"):
+            raise ValueError(f"reply must be 'greedy' or 'learned', not {reply!r}")
+        self.reply = reply
+        self._networks = load_weights().networks
+        for network in self._networks.values():
+            network.values(np.zeros((2, SCALE.size)))  # numpy's first products: not on a turn
+        self.network: ValueNetwork = self._networks["1.2"]
+
+    def plan_turn(self, state: State) -> list[Action]:
+        if state.phase != Phase.DECK_BUILDING:
+            self.network = self._networks[state.rules.version]
+        return self._plan_turn(state)
+
+    def _reply(self, world: State, player: int) -> State:
+        if self.reply == "learned":
+            return play_learned_reply(world, player, self.network)
+        return play_reply(world, player, self.reply_weights)
+
+    def _board_replies(
+        self, root: State, player: int, positions: list[_Position], deadline: float
+    ) -> list[_Position]:
+        """Stage 2: the value after the opponent's attacks with its visible board."""
+        replied: list[_Position] = []
+        clock = self.clock
+        for position in positions[:REPLY_CANDIDATES]:
+            world = self._reply(hide_opponent(position.state, player), player)
+            if self.followup:
+                play_followup(world, player, self.weights)
+            position.board_reply = world_value(world, player, self.network)
+            replied.append(position)
+            if position.board_reply >= WIN_SCORE / 2:
+                break  # the opponent cannot stop a win: look no further
+            if clock() > deadline:
+                break
+        return replied
+
+    def _sampled_replies(
+        self, root: State, player: int, candidates: list[_Position], deadline: float
+    ) -> int:
+        """Stage 3: add each candidate's value after a reply with a sampled hand; return
+        the number of full rounds."""
+        for candidate in candidates:  # stage 2 ran out of time: the same scale for all
+            if candidate.board_reply is None:
+                candidate.board_reply = world_value(candidate.state, player, self.network)
+        if len(candidates) < 2:
+            return 0
+        determiniser = Determiniser(root, player, self.public_pool, self.public_draft)
+        clock = self.clock
+        rounds = 0
+        while self.max_rounds is None or rounds < self.max_rounds:
+            if clock() > deadline:
+                break
+            world_seed = self._random.getrandbits(64)
+            scores = []
+            for candidate in candidates:
+                world = determiniser.sample(candidate.state, random.Random(world_seed))
+                self._reply(world, player)
+                scores.append(world_value(world, player, self.network))
+                if clock() > deadline:
+                    return rounds
+            for candidate, score in zip(candidates, scores, strict=True):
+                candidate.sampled_total += score
+            rounds += 1
+        return rounds

@@ -1,0 +1,210 @@
+"""The third search agent (builtin:search): search-v2's planning scored by learned-v2's
+value network. It still finds multi-action wins and answers board threats, scores
+positions with the network (and wins and losses beyond any network value), never reads
+hidden cards, keeps to its clock, and plays only legal actions in every version, with
+either opponent model. Clocks are injected as in test_search_v2."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from cardarena.locm import State
+from cardarena.locm.agents import make_agent
+from cardarena.locm.agents.cardscore import FITTED_DECK
+from cardarena.locm.agents.evaluation import WIN_SCORE
+from cardarena.locm.agents.learned_v2 import LearnedAgentV2, load_weights
+from cardarena.locm.agents.search_v2 import SearchAgentV2, hide_opponent
+from cardarena.locm.agents.search_v3 import (
+    VALUE_SCALE,
+    SearchAgentV3,
+    play_learned_reply,
+    world_value,
+)
+from cardarena.locm.engine.cards import GUARD, CardType
+from cardarena.locm.engine.state import PASS, ActionType, CardInstance
+from tests.locm.scenario import battle, creature_card, on_board
+from tests.locm.test_search_v2 import TickingClock, _battle_position, frozen_clock, play_plan
+
+VERSIONS = ("1.0", "1.2", "1.5")
+REPLIES = ("greedy", "learned")
+
+
+@pytest.mark.parametrize("reply", REPLIES)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_finds_a_lethal_turn_that_first_removes_a_guard(version: str, reply: str) -> None:
+    # 6 health behind a 1/1 Guard: the 2/2 must kill the Guard before the 6/6 goes face.
+    state = battle(
+        version,
+        boards=[
+            [on_board(creature_card(2, 2), 1, 0), on_board(creature_card(6, 6), 2, 0)],
+            [on_board(creature_card(1, 1, GUARD), 20, 0)],
+        ],
+        hands=[[(5, creature_card(3, 3, cost=3))], []],
+        health=(30, 6),
+    )
+    agent = SearchAgentV3(seed=1, reply=reply, clock=frozen_clock(), max_rounds=2)
+    after = play_plan(state, agent.plan_turn(state))
+    assert after.is_terminal and after.winner == 0
+
+
+@pytest.mark.parametrize("reply", REPLIES)
+@pytest.mark.parametrize("version", ["1.2", "1.5"])
+def test_answers_the_threat_on_the_board_rather_than_hitting_face(version: str, reply: str) -> None:
+    # 8 health against a ready 9/2: only trading our 3/3 into it survives the reply.
+    state = battle(
+        version,
+        boards=[[on_board(creature_card(3, 3), 1, 0)], [on_board(creature_card(9, 2), 20, 0)]],
+        health=(8, 12),
+    )
+    agent = SearchAgentV3(seed=1, reply=reply, clock=frozen_clock(), max_rounds=2)
+    after = play_plan(state, agent.plan_turn(state))
+    assert all(c.id != 20 for c in after.players[1].board)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_scores_positions_with_the_versions_network(version: str) -> None:
+    state = _battle_position(version, seed=3, turn=9)
+    assert not state.is_terminal
+    player = state.active
+    network = load_weights().networks[version]
+    value = world_value(state, player, network)
+    # The network's chance for the player, in points; the opponent's chance is the rest
+    # only roughly (the network was not trained to be symmetric), but both are chances.
+    assert 0.0 < value < VALUE_SCALE
+    other = load_weights().networks["1.0" if version != "1.0" else "1.5"]
+    assert world_value(state, player, other) != value
+    won = battle(version, boards=[[on_board(creature_card(3, 3), 1, 0)], []], health=(30, 2))
+    won.execute(next(a for a in won.legal_actions() if a.type == ActionType.ATTACK))
+    assert won.is_terminal and won.winner == 0
+    assert world_value(won, 0, network) == WIN_SCORE
+    assert world_value(won, 1, network) == -WIN_SCORE
+
+
+def _summary(state: State) -> list[object]:
+    """What a reply changes: turn, healths, mana, boards and hands."""
+    players = [
+        (p.health, p.mana, [repr(c) for c in p.board], [i.id for i in p.hand])
+        for p in state.players
+    ]
+    return [state.turn, state.active, state.winner, *players]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_learned_reply_plays_as_builtin_learned_would(version: str) -> None:
+    # The opponent's reply is learned-v2's turn: lethal first, then the action whose
+    # afterstate its network rates best, until PASS rates best.
+    rng = random.Random(version)
+    learned = LearnedAgentV2(0)
+    network = load_weights().networks[version]
+    checked = acted = 0
+    for _ in range(40):
+        state = _battle_position(version, rng.randrange(10**6), rng.randrange(4, 20))
+        if state.is_terminal:
+            continue
+        player = state.active
+        expected = hide_opponent(state, player)
+        expected.apply(PASS)
+        for _ in range(12):
+            if expected.is_terminal:
+                break
+            action = learned.act(expected)
+            if action.type == ActionType.PASS:
+                break
+            expected.execute(action)
+            acted += 1
+        replied = play_learned_reply(hide_opponent(state, player), player, network)
+        assert _summary(replied) == _summary(expected)
+        checked += 1
+    assert checked >= 10 and acted >= 10
+
+
+def test_hides_the_opponents_cards_and_plans_the_same_without_them() -> None:
+    state = _battle_position("1.5", seed=8, turn=7)
+    assert not state.is_terminal
+    player = state.active
+    twin = state.clone()
+    rng = random.Random(4)
+    unseen = [card for card in twin.pool if card.type == CardType.CREATURE and card.cost <= 3]
+    real = state.players[1 - player]
+    twin.players[1 - player].hand = [
+        CardInstance(500 + 2 * i, rng.choice(unseen)) for i in range(len(real.hand))
+    ]
+    rng.shuffle(twin.players[player].deck)
+    for reply in REPLIES:
+        plans = [
+            [
+                str(a)
+                for a in SearchAgentV3(
+                    seed=9, reply=reply, clock=frozen_clock(), max_rounds=3
+                ).plan_turn(s)
+            ]
+            for s in (state, twin)
+        ]
+        assert plans[0] == plans[1]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_keeps_to_its_budget_on_a_ticking_clock(version: str) -> None:
+    for seed in range(3):
+        state = _battle_position(version, seed=30 + seed, turn=12)
+        if state.is_terminal:
+            continue
+        for reply in REPLIES:
+            clock = TickingClock(0.001)
+            agent = SearchAgentV3(seed=seed, reply=reply, clock=clock)
+            play_plan(state, agent.plan_turn(state))
+            assert clock.now <= agent.budget_s(state) + 0.005
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_plans_only_legal_turns_in_many_random_positions(version: str) -> None:
+    rng = random.Random(version)
+    planned = 0
+    for game in range(40):
+        seed, turn = rng.randrange(10**6), rng.randrange(2, 30)
+        state = _battle_position(version, seed, turn, greedy=game % 2 == 0)
+        if state.is_terminal:
+            continue
+        agent = SearchAgentV3(seed=game, reply=REPLIES[game % 2], clock=TickingClock(0.0005))
+        play_plan(state, agent.plan_turn(state))
+        planned += 1
+        if planned == 12:
+            break
+    assert planned == 12
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_plays_legal_whole_games_against_search_v2(version: str) -> None:
+    state = State.new(version, {"seed": 5})
+    agents = [make_agent("search", 1), SearchAgentV2(seed=2)]
+    for agent in agents:
+        agent.time_scale = 0.05  # type: ignore[attr-defined]
+    while not state.is_terminal:
+        action = agents[state.current_player].act(state)
+        assert state.is_legal(action), action
+        state.apply(action)
+    assert state.winner in (0, 1)
+
+
+def test_the_plain_name_is_search_v3_with_the_fitted_deck() -> None:
+    plain = make_agent("search", 1)
+    assert type(plain) is SearchAgentV3 and plain.deck_policy is FITTED_DECK
+    assert type(make_agent("search-v3", 1)) is SearchAgentV3
+    assert type(make_agent("search-v2", 1)) is SearchAgentV2
+    with pytest.raises(ValueError, match="reply must be"):
+        SearchAgentV3(reply="best")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_clock_already_past_the_deadline_still_gives_a_legal_turn(version: str) -> None:
+    # Stage 2 replies to one position before time is up; the shortlist's others are
+    # scored on the same scale without a reply, and a legal turn comes back.
+    state = _battle_position(version, seed=41, turn=10)
+    clock = TickingClock(10.0)
+    agent = SearchAgentV3(seed=2, clock=clock)
+    play_plan(state, agent.plan_turn(state))
+    assert clock.readings <= 6
+    stats = agent.last_search
+    assert stats["positions"] > 4 and stats["replies"] == 1 and stats["rounds"] == 0
