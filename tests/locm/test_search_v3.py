@@ -208,3 +208,17 @@ def test_a_clock_already_past_the_deadline_still_gives_a_legal_turn(version: str
     assert clock.readings <= 6
     stats = agent.last_search
     assert stats["positions"] > 4 and stats["replies"] == 1 and stats["rounds"] == 0
+
+
+def test_the_budget_is_the_versions_share_of_the_limit_unless_given() -> None:
+    for version, share in (("1.0", 0.45), ("1.2", 0.6), ("1.5", 0.6)):
+        state = _battle_position(version, seed=12, turn=8)
+        limit = state.rules.battle_turn_ms / 1000
+        assert SearchAgentV3(seed=1).budget_s(state) == pytest.approx(share * limit)
+        assert SearchAgentV3(seed=1, budget_fraction=0.3).budget_s(state) == pytest.approx(
+            0.3 * limit
+        )
+        # the lateness rule of search-v2 still caps it
+        late = SearchAgentV3(seed=1)
+        late.lateness_s = 0.5 * limit
+        assert late.budget_s(state) == pytest.approx((0.7 - 0.5) * limit)
