@@ -222,3 +222,14 @@ def test_the_budget_is_the_versions_share_of_the_limit_unless_given() -> None:
         late = SearchAgentV3(seed=1)
         late.lateness_s = 0.5 * limit
         assert late.budget_s(state) == pytest.approx((0.7 - 0.5) * limit)
+
+
+def test_stage_three_compares_the_versions_number_of_positions_unless_given() -> None:
+    for version, count in (("1.0", 4), ("1.2", 4), ("1.5", 8)):
+        state = _battle_position(version, seed=12, turn=8)
+        agent = SearchAgentV3(seed=1, clock=frozen_clock(), max_rounds=1)
+        agent.plan_turn(state)
+        assert agent.sampled_candidates == count
+        given = SearchAgentV3(seed=1, sampled_candidates=2, clock=frozen_clock(), max_rounds=1)
+        given.plan_turn(state)
+        assert given.sampled_candidates == 2
