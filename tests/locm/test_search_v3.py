@@ -233,3 +233,20 @@ def test_stage_three_compares_the_versions_number_of_positions_unless_given() ->
         given = SearchAgentV3(seed=1, sampled_candidates=2, clock=frozen_clock(), max_rounds=1)
         given.plan_turn(state)
         assert given.sampled_candidates == 2
+
+
+def test_the_docs_example_of_a_game_against_search_v1_runs() -> None:
+    import contextlib
+    import io
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")
+    marker = 'make_agent("search", seed=1), make_agent("search-v1", seed=2)'
+    start = doc.rindex("```python\n", 0, doc.index(marker)) + len("```python\n")
+    code = doc[start : doc.index("```", doc.index(marker))]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "docs/agents.md", "exec"), {})
+    winner_line, agent_line = out.getvalue().splitlines()
+    assert winner_line.startswith(("winner: 0 after", "winner: 1 after"))
+    assert agent_line == "SearchAgentV3 8"

@@ -355,6 +355,14 @@ class SearchAgentV2:
             layer = children
         return None, False
 
+    def _reply(self, world: State, player: int) -> State:
+        """End ``player``'s turn in ``world`` (in place) and play the opponent's reply."""
+        return play_reply(world, player, self.reply_weights)
+
+    def _score_world(self, world: State, player: int) -> float:
+        """``player``'s score of a position after the opponent's reply."""
+        return evaluate(world, player, self.weights)
+
     def _board_replies(
         self, root: State, player: int, positions: list[_Position], deadline: float
     ) -> list[_Position]:
@@ -362,10 +370,10 @@ class SearchAgentV2:
         replied: list[_Position] = []
         clock = self.clock
         for position in positions[:REPLY_CANDIDATES]:
-            world = play_reply(hide_opponent(position.state, player), player, self.reply_weights)
+            world = self._reply(hide_opponent(position.state, player), player)
             if self.followup:
                 play_followup(world, player, self.weights)
-            position.board_reply = evaluate(world, player, self.weights)
+            position.board_reply = self._score_world(world, player)
             replied.append(position)
             if position.board_reply >= WIN_SCORE / 2:
                 break  # the opponent cannot stop a win: look no further
@@ -390,8 +398,8 @@ class SearchAgentV2:
             scores = []
             for candidate in candidates:
                 world = determiniser.sample(candidate.state, random.Random(world_seed))
-                play_reply(world, player, self.reply_weights)
-                scores.append(evaluate(world, player, self.weights))
+                self._reply(world, player)
+                scores.append(self._score_world(world, player))
                 if clock() > deadline:
                     return rounds
             for candidate, score in zip(candidates, scores, strict=True):

@@ -8,8 +8,10 @@ sum of health, board and cards, with weights set by hand and by matches. Here th
 position after the reply is scored by the network builtin:learned plays with (trained
 by self-play to give the chance that a position is won, :mod:`.learned_v2`): it has
 seen millions of finished games, so it knows, say, when a smaller board with more
-cards in hand is ahead. Stage 1 still orders the turn's ends by the static evaluation
-(scoring thousands of them with the network would not fit the time limit).
+cards in hand is ahead. Stage 1 still orders the turn's ends by search-v2's static
+evaluation: ordering them by the network won no more games (docs/agents.md lists what
+was tried). The time budget and the positions compared in stage 3 depend on the version
+(:data:`VERSION_BUDGETS`, :data:`VERSION_SAMPLED`).
 
 With ``reply="learned"`` the opponent's reply is the network's own best turn (one
 action at a time, the action whose afterstate it rates highest for the opponent)
@@ -18,7 +20,6 @@ instead of builtin:greedy's.
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import numpy as np
@@ -27,16 +28,7 @@ from ..engine.state import PASS, Action, ActionType, Phase, State
 from .evaluation import WIN_SCORE
 from .greedy import lethal_attack
 from .learned_v2 import SCALE, ValueNetwork, afterstate_values, load_weights, raw_features
-from .search import Determiniser
-from .search_v2 import (
-    OPPONENT_MAX_ACTIONS,
-    REPLY_CANDIDATES,
-    SearchAgentV2,
-    _Position,
-    hide_opponent,
-    play_followup,
-    play_reply,
-)
+from .search_v2 import OPPONENT_MAX_ACTIONS, SearchAgentV2, _Position, play_reply
 
 VERSION_BUDGETS = {"1.0": 0.45, "1.2": 0.6, "1.5": 0.6}
 """Share of the official turn limit the search may use, per version (search-v2: 0.45 in
@@ -121,49 +113,15 @@ class SearchAgentV3(SearchAgentV2):
             return play_learned_reply(world, player, self.network)
         return play_reply(world, player, self.reply_weights)
 
-    def _board_replies(
-        self, root: State, player: int, positions: list[_Position], deadline: float
-    ) -> list[_Position]:
-        """Stage 2: the value after the opponent's attacks with its visible board."""
-        replied: list[_Position] = []
-        clock = self.clock
-        for position in positions[:REPLY_CANDIDATES]:
-            world = self._reply(hide_opponent(position.state, player), player)
-            if self.followup:
-                play_followup(world, player, self.weights)
-            position.board_reply = world_value(world, player, self.network)
-            replied.append(position)
-            if position.board_reply >= WIN_SCORE / 2:
-                break  # the opponent cannot stop a win: look no further
-            if clock() > deadline:
-                break
-        return replied
+    def _score_world(self, world: State, player: int) -> float:
+        return world_value(world, player, self.network)
 
     def _sampled_replies(
         self, root: State, player: int, candidates: list[_Position], deadline: float
     ) -> int:
-        """Stage 3: add each candidate's value after a reply with a sampled hand; return
-        the number of full rounds."""
-        for candidate in candidates:  # stage 2 ran out of time: the same scale for all
+        """Stage 3, as search-v2's; a shortlisted position that stage 2 had no time for is
+        first scored without a reply, so that all scores are on the network's scale."""
+        for candidate in candidates:
             if candidate.board_reply is None:
                 candidate.board_reply = world_value(candidate.state, player, self.network)
-        if len(candidates) < 2:
-            return 0
-        determiniser = Determiniser(root, player, self.public_pool, self.public_draft)
-        clock = self.clock
-        rounds = 0
-        while self.max_rounds is None or rounds < self.max_rounds:
-            if clock() > deadline:
-                break
-            world_seed = self._random.getrandbits(64)
-            scores = []
-            for candidate in candidates:
-                world = determiniser.sample(candidate.state, random.Random(world_seed))
-                self._reply(world, player)
-                scores.append(world_value(world, player, self.network))
-                if clock() > deadline:
-                    return rounds
-            for candidate, score in zip(candidates, scores, strict=True):
-                candidate.sampled_total += score
-            rounds += 1
-        return rounds
+        return super()._sampled_replies(root, player, candidates, deadline)
