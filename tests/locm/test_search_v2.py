@@ -1,6 +1,7 @@
-"""The second search agent (builtin:search): it finds wins that need several actions,
-answers threats it sees on the board, never reads hidden cards, keeps to its clock,
-and plays only legal actions in every version. Clocks are injected: a clock that
+"""The second and third search agents (search-v2, and search-v3 = builtin:search, which
+plans as search-v2 does): they find wins that need several actions, answer threats
+they see on the board, never read hidden cards, keep to their clock, and play only
+legal actions in every version. Clocks are injected: a clock that
 never advances gives the search all the time it wants (so the plan depends on the
 position only), a clock that ticks on every reading checks the budget without
 measuring real time."""
@@ -18,11 +19,19 @@ from cardarena.locm.agents.cardscore import AGGRO_DECK, FITTED_DECK
 from cardarena.locm.agents.greedy import GreedyAgent
 from cardarena.locm.agents.random_agent import RandomAgent
 from cardarena.locm.agents.search_v2 import SearchAgentV2, hide_opponent, position_key
+from cardarena.locm.agents.search_v3 import SearchAgentV3
 from cardarena.locm.engine.cards import GUARD, CardType
 from cardarena.locm.engine.state import PASS, CardInstance, Phase
 from tests.locm.scenario import battle, creature_card, on_board
 
 VERSIONS = ("1.0", "1.2", "1.5")
+
+SEARCHES: dict[str, Callable[..., SearchAgentV2]] = {
+    "search-v2": SearchAgentV2,
+    "search-v3": SearchAgentV3,
+    "search-v3-learned-reply": lambda **options: SearchAgentV3(reply="learned", **options),
+}
+"""The planners the shared tests run on (search-v3 scores with learned-v2's network)."""
 
 
 def frozen_clock() -> Callable[[], float]:
@@ -60,8 +69,9 @@ def lane_of(version: str) -> int:
     return -1 if version == "1.0" else 0
 
 
+@pytest.mark.parametrize("search", SEARCHES)
 @pytest.mark.parametrize("version", VERSIONS)
-def test_finds_a_lethal_turn_that_first_removes_a_guard(version: str) -> None:
+def test_finds_a_lethal_turn_that_first_removes_a_guard(version: str, search: str) -> None:
     # 6 health behind a 1/1 Guard: the 2/2 must kill the Guard before the 6/6 goes face.
     # The one-step lethal check sees a Guard and no lethal; a greedy first attack would
     # send the 6/6 into the Guard.
@@ -75,13 +85,16 @@ def test_finds_a_lethal_turn_that_first_removes_a_guard(version: str) -> None:
         hands=[[(5, creature_card(3, 3, cost=3))], []],
         health=(30, 6),
     )
-    agent = SearchAgentV2(seed=1, clock=frozen_clock(), max_rounds=2)
+    agent = SEARCHES[search](seed=1, clock=frozen_clock(), max_rounds=2)
     after = play_plan(state, agent.plan_turn(state))
     assert after.is_terminal and after.winner == 0
 
 
+@pytest.mark.parametrize("search", SEARCHES)
 @pytest.mark.parametrize("version", ["1.2", "1.5"])
-def test_answers_the_threat_on_the_board_rather_than_hitting_face(version: str) -> None:
+def test_answers_the_threat_on_the_board_rather_than_hitting_face(
+    version: str, search: str
+) -> None:
     # We have 8 health, the opponent a ready 9/2: going face with our 3/3 leaves it able
     # to kill us; trading it away is the only way to survive its reply.
     state = battle(
@@ -89,7 +102,7 @@ def test_answers_the_threat_on_the_board_rather_than_hitting_face(version: str) 
         boards=[[on_board(creature_card(3, 3), 1, 0)], [on_board(creature_card(9, 2), 20, 0)]],
         health=(8, 12),
     )
-    agent = SearchAgentV2(seed=1, clock=frozen_clock(), max_rounds=2)
+    agent = SEARCHES[search](seed=1, clock=frozen_clock(), max_rounds=2)
     plan = agent.plan_turn(state)
     after = play_plan(state, plan)
     assert all(c.id != 20 for c in after.players[1].board)
@@ -120,7 +133,22 @@ def _battle_position(version: str, seed: int, turn: int, greedy: bool = True) ->
     return state
 
 
-def test_hides_the_opponents_cards_and_plans_the_same_without_them() -> None:
+def hidden_twin(state: State, player: int) -> State:
+    """``state`` with what ``player`` cannot see changed: another opponent hand (cheap
+    creatures of the pool) and another order of ``player``'s own deck."""
+    twin = state.clone()
+    rng = random.Random(4)
+    unseen = [card for card in twin.pool if card.type == CardType.CREATURE and card.cost <= 3]
+    twin.players[1 - player].hand = [
+        CardInstance(500 + 2 * i, rng.choice(unseen))
+        for i in range(len(state.players[1 - player].hand))
+    ]
+    rng.shuffle(twin.players[player].deck)
+    return twin
+
+
+@pytest.mark.parametrize("search", SEARCHES)
+def test_hides_the_opponents_cards_and_plans_the_same_without_them(search: str) -> None:
     state = _battle_position("1.5", seed=8, turn=7)
     assert not state.is_terminal
     player = state.active
@@ -131,22 +159,17 @@ def test_hides_the_opponents_cards_and_plans_the_same_without_them() -> None:
     assert not {i.card for i in opponent.hand + opponent.deck} & {i.card for i in real.hand}
     # Another opponent hand and other deck orders: the same plan (a frozen clock and a
     # fixed number of sampled rounds leave the position as the only input).
-    twin = state.clone()
-    rng = random.Random(4)
-    unseen = [card for card in twin.pool if card.type == CardType.CREATURE and card.cost <= 3]
-    twin.players[1 - player].hand = [
-        CardInstance(500 + 2 * i, rng.choice(unseen)) for i in range(len(real.hand))
-    ]
-    rng.shuffle(twin.players[player].deck)
+    twin = hidden_twin(state, player)
     plans = [
-        [str(a) for a in SearchAgentV2(seed=9, clock=frozen_clock(), max_rounds=3).plan_turn(s)]
+        [str(a) for a in SEARCHES[search](seed=9, clock=frozen_clock(), max_rounds=3).plan_turn(s)]
         for s in (state, twin)
     ]
     assert plans[0] == plans[1]
 
 
+@pytest.mark.parametrize("search", SEARCHES)
 @pytest.mark.parametrize("version", VERSIONS)
-def test_keeps_to_its_budget_on_a_ticking_clock(version: str) -> None:
+def test_keeps_to_its_budget_on_a_ticking_clock(version: str, search: str) -> None:
     # 1 ms per clock reading: the search must stop reading soon after its deadline, and
     # still hand back a legal turn.
     for seed in range(3):
@@ -154,7 +177,7 @@ def test_keeps_to_its_budget_on_a_ticking_clock(version: str) -> None:
         if state.is_terminal:
             continue
         clock = TickingClock(0.001)
-        agent = SearchAgentV2(seed=seed, clock=clock)
+        agent = SEARCHES[search](seed=seed, clock=clock)
         plan = agent.plan_turn(state)
         play_plan(state, plan)
         assert clock.now <= agent.budget_s(state) + 0.005
@@ -169,8 +192,9 @@ def test_a_clock_already_past_the_deadline_still_gives_a_legal_turn(version: str
     assert clock.readings <= 6
 
 
+@pytest.mark.parametrize("search", SEARCHES)
 @pytest.mark.parametrize("version", VERSIONS)
-def test_plans_only_legal_turns_in_many_random_positions(version: str) -> None:
+def test_plans_only_legal_turns_in_many_random_positions(version: str, search: str) -> None:
     rng = random.Random(version)
     planned = 0
     for game in range(40):
@@ -178,7 +202,7 @@ def test_plans_only_legal_turns_in_many_random_positions(version: str) -> None:
         state = _battle_position(version, seed, turn, greedy=game % 2 == 0)
         if state.is_terminal:
             continue
-        agent = SearchAgentV2(seed=game, clock=TickingClock(0.0005))
+        agent = SEARCHES[search](seed=game, clock=TickingClock(0.0005))
         plan = agent.plan_turn(state)
         play_plan(state, plan)
         planned += 1

@@ -1,8 +1,9 @@
 """The third search agent (builtin:search): search-v2's planning scored by learned-v2's
-value network. It still finds multi-action wins and answers board threats, scores
-positions with the network (and wins and losses beyond any network value), never reads
-hidden cards, keeps to its clock, and plays only legal actions in every version, with
-either opponent model. Clocks are injected as in test_search_v2."""
+value network. What it shares with search-v2 (multi-action wins, threats, hidden cards,
+the clock, legal turns) is tested for both, and for its learned reply, in
+test_search_v2; here: it scores positions with the version's network (wins and losses
+beyond any network value), its learned reply is builtin:learned's turn, its budget and
+stage 3 depend on the version, and it is builtin:search."""
 
 from __future__ import annotations
 
@@ -22,45 +23,17 @@ from cardarena.locm.agents.search_v3 import (
     play_learned_reply,
     world_value,
 )
-from cardarena.locm.engine.cards import GUARD, CardType
-from cardarena.locm.engine.state import PASS, ActionType, CardInstance
+from cardarena.locm.engine.state import PASS, ActionType
 from tests.locm.scenario import battle, creature_card, on_board
-from tests.locm.test_search_v2 import TickingClock, _battle_position, frozen_clock, play_plan
+from tests.locm.test_search_v2 import (
+    TickingClock,
+    _battle_position,
+    frozen_clock,
+    play_plan,
+)
 
 VERSIONS = ("1.0", "1.2", "1.5")
 REPLIES = ("greedy", "learned")
-
-
-@pytest.mark.parametrize("reply", REPLIES)
-@pytest.mark.parametrize("version", VERSIONS)
-def test_finds_a_lethal_turn_that_first_removes_a_guard(version: str, reply: str) -> None:
-    # 6 health behind a 1/1 Guard: the 2/2 must kill the Guard before the 6/6 goes face.
-    state = battle(
-        version,
-        boards=[
-            [on_board(creature_card(2, 2), 1, 0), on_board(creature_card(6, 6), 2, 0)],
-            [on_board(creature_card(1, 1, GUARD), 20, 0)],
-        ],
-        hands=[[(5, creature_card(3, 3, cost=3))], []],
-        health=(30, 6),
-    )
-    agent = SearchAgentV3(seed=1, reply=reply, clock=frozen_clock(), max_rounds=2)
-    after = play_plan(state, agent.plan_turn(state))
-    assert after.is_terminal and after.winner == 0
-
-
-@pytest.mark.parametrize("reply", REPLIES)
-@pytest.mark.parametrize("version", ["1.2", "1.5"])
-def test_answers_the_threat_on_the_board_rather_than_hitting_face(version: str, reply: str) -> None:
-    # 8 health against a ready 9/2: only trading our 3/3 into it survives the reply.
-    state = battle(
-        version,
-        boards=[[on_board(creature_card(3, 3), 1, 0)], [on_board(creature_card(9, 2), 20, 0)]],
-        health=(8, 12),
-    )
-    agent = SearchAgentV3(seed=1, reply=reply, clock=frozen_clock(), max_rounds=2)
-    after = play_plan(state, agent.plan_turn(state))
-    assert all(c.id != 20 for c in after.players[1].board)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -118,61 +91,6 @@ def test_the_learned_reply_plays_as_builtin_learned_would(version: str) -> None:
         assert _summary(replied) == _summary(expected)
         checked += 1
     assert checked >= 10 and acted >= 10
-
-
-def test_hides_the_opponents_cards_and_plans_the_same_without_them() -> None:
-    state = _battle_position("1.5", seed=8, turn=7)
-    assert not state.is_terminal
-    player = state.active
-    twin = state.clone()
-    rng = random.Random(4)
-    unseen = [card for card in twin.pool if card.type == CardType.CREATURE and card.cost <= 3]
-    real = state.players[1 - player]
-    twin.players[1 - player].hand = [
-        CardInstance(500 + 2 * i, rng.choice(unseen)) for i in range(len(real.hand))
-    ]
-    rng.shuffle(twin.players[player].deck)
-    for reply in REPLIES:
-        plans = [
-            [
-                str(a)
-                for a in SearchAgentV3(
-                    seed=9, reply=reply, clock=frozen_clock(), max_rounds=3
-                ).plan_turn(s)
-            ]
-            for s in (state, twin)
-        ]
-        assert plans[0] == plans[1]
-
-
-@pytest.mark.parametrize("version", VERSIONS)
-def test_keeps_to_its_budget_on_a_ticking_clock(version: str) -> None:
-    for seed in range(3):
-        state = _battle_position(version, seed=30 + seed, turn=12)
-        if state.is_terminal:
-            continue
-        for reply in REPLIES:
-            clock = TickingClock(0.001)
-            agent = SearchAgentV3(seed=seed, reply=reply, clock=clock)
-            play_plan(state, agent.plan_turn(state))
-            assert clock.now <= agent.budget_s(state) + 0.005
-
-
-@pytest.mark.parametrize("version", VERSIONS)
-def test_plans_only_legal_turns_in_many_random_positions(version: str) -> None:
-    rng = random.Random(version)
-    planned = 0
-    for game in range(40):
-        seed, turn = rng.randrange(10**6), rng.randrange(2, 30)
-        state = _battle_position(version, seed, turn, greedy=game % 2 == 0)
-        if state.is_terminal:
-            continue
-        agent = SearchAgentV3(seed=game, reply=REPLIES[game % 2], clock=TickingClock(0.0005))
-        play_plan(state, agent.plan_turn(state))
-        planned += 1
-        if planned == 12:
-            break
-    assert planned == 12
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -112,19 +112,25 @@ def hide_opponent(state: State, player: int) -> State:
     return world
 
 
-def play_reply(world: State, player: int, reply_weights: Weights) -> State:
-    """End ``player``'s turn in ``world`` (in place) and let the opponent play greedily."""
+def play_next_turn(world: State, choose: Callable[[State], Action]) -> State:
+    """End the turn in ``world`` (in place) and play the next player's turn, each action
+    ``choose``'s, until it chooses PASS (the turn is left open) or the game ends."""
     if world.is_terminal:
         return world
     world.apply(PASS)
     for _ in range(OPPONENT_MAX_ACTIONS):
         if world.is_terminal:
             break
-        action = best_greedy_action(world, weights=reply_weights)
+        action = choose(world)
         if action.type == ActionType.PASS:
             break
         world.execute(action)
     return world
+
+
+def play_reply(world: State, player: int, reply_weights: Weights) -> State:
+    """End ``player``'s turn in ``world`` (in place) and let the opponent play greedily."""
+    return play_next_turn(world, lambda w: best_greedy_action(w, weights=reply_weights))
 
 
 def _score(position: _Position, rounds: int) -> float:
@@ -145,15 +151,7 @@ def play_followup(world: State, player: int, weights: Weights) -> State:
     me = world.players[player]
     start = HIDDEN_ID_BASE // 2
     me.deck = [CardInstance(start + 2 * i, UNPLAYABLE) for i in range(len(me.deck))]
-    world.apply(PASS)
-    for _ in range(OPPONENT_MAX_ACTIONS):
-        if world.is_terminal:
-            break
-        action = best_greedy_action(world, weights=weights)
-        if action.type == ActionType.PASS:
-            break
-        world.execute(action)
-    return world
+    return play_next_turn(world, lambda w: best_greedy_action(w, weights=weights))
 
 
 class SearchAgentV2:

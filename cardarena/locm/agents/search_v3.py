@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.state import PASS, Action, ActionType, Phase, State
+from ..engine.state import Action, Phase, State
 from .evaluation import WIN_SCORE
 from .greedy import lethal_attack
 from .learned_v2 import SCALE, ValueNetwork, afterstate_values, load_weights, raw_features
-from .search_v2 import OPPONENT_MAX_ACTIONS, SearchAgentV2, _Position, play_reply
+from .search_v2 import SearchAgentV2, _Position, play_next_turn, play_reply
 
 VERSION_BUDGETS = {"1.0": 0.45, "1.2": 0.6, "1.5": 0.6}
 """Share of the official turn limit the search may use, per version (search-v2: 0.45 in
@@ -54,20 +54,15 @@ def world_value(world: State, player: int, network: ValueNetwork) -> float:
 def play_learned_reply(world: State, player: int, network: ValueNetwork) -> State:
     """End ``player``'s turn in ``world`` (in place) and let the opponent play the
     actions the network rates best for it, lethal first, until it would rather pass."""
-    if world.is_terminal:
-        return world
-    world.apply(PASS)
-    for _ in range(OPPONENT_MAX_ACTIONS):
-        if world.is_terminal:
-            break
-        actions = world.legal_actions()
-        action = lethal_attack(world, actions)
-        if action is None:
-            action = actions[int(np.argmax(afterstate_values(world, actions, network)))]
-        if action.type == ActionType.PASS:
-            break
-        world.execute(action)
-    return world
+
+    def choose(position: State) -> Action:
+        actions = position.legal_actions()
+        lethal = lethal_attack(position, actions)
+        if lethal is not None:
+            return lethal
+        return actions[int(np.argmax(afterstate_values(position, actions, network)))]
+
+    return play_next_turn(world, choose)
 
 
 class SearchAgentV3(SearchAgentV2):
