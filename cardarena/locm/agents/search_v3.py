@@ -27,8 +27,14 @@ import numpy as np
 from ..engine.state import Action, Phase, State
 from .evaluation import WIN_SCORE
 from .greedy import lethal_attack
-from .learned_v2 import SCALE, ValueNetwork, afterstate_values, load_weights, raw_features
-from .search_v2 import SearchAgentV2, _Position, play_next_turn, play_reply
+from .learned_v2 import (
+    FEATURES,
+    ValueNetwork,
+    afterstate_values,
+    load_weights,
+    position_features,
+)
+from .search_v2 import SearchAgentV2, _Position, play_next_turn
 
 VERSION_BUDGETS = {"1.0": 0.45, "1.2": 0.6, "1.5": 0.6}
 """Share of the official turn limit the search may use, per version (search-v2: 0.45 in
@@ -47,8 +53,7 @@ def world_value(world: State, player: int, network: ValueNetwork) -> float:
     """``player``'s score of ``world``: the network's chance of a win, in points."""
     if world.is_terminal:
         return WIN_SCORE if world.winner == player else -WIN_SCORE
-    features = np.array(raw_features(world, player), np.float64) * SCALE
-    return VALUE_SCALE * float(network.values(features[None, :])[0])
+    return VALUE_SCALE * float(network.values(position_features(world, player)[None, :])[0])
 
 
 def play_learned_reply(world: State, player: int, network: ValueNetwork) -> State:
@@ -88,7 +93,7 @@ class SearchAgentV3(SearchAgentV2):
         self.reply = reply
         self._networks = load_weights().networks
         for network in self._networks.values():
-            network.values(np.zeros((2, SCALE.size)))  # numpy's first products: not on a turn
+            network.values(np.zeros((2, FEATURES)))  # numpy's first products: not on a turn
         self.network: ValueNetwork = self._networks["1.2"]
 
     def budget_s(self, state: State) -> float:
@@ -106,7 +111,7 @@ class SearchAgentV3(SearchAgentV2):
     def _reply(self, world: State, player: int) -> State:
         if self.reply == "learned":
             return play_learned_reply(world, player, self.network)
-        return play_reply(world, player, self.reply_weights)
+        return super()._reply(world, player)
 
     def _score_world(self, world: State, player: int) -> float:
         return world_value(world, player, self.network)
