@@ -211,10 +211,16 @@ def test_plans_only_legal_turns_in_many_random_positions(version: str, search: s
     assert planned == 15
 
 
+@pytest.mark.parametrize("players", [("search-v2", "search-v1"), ("search", "search-v2")])
 @pytest.mark.parametrize("version", VERSIONS)
-def test_plays_legal_whole_games_against_search_v1(version: str) -> None:
+def test_plays_legal_whole_games_against_the_previous_search(
+    version: str, players: tuple[str, str]
+) -> None:
+    # search-v2 against search-v1, and the plain name (search-v3) against search-v2.
     state = State.new(version, {"seed": 5})
-    agents = [SearchAgentV2(seed=1, time_scale=0.05), SearchAgent(seed=2, time_scale=0.05)]
+    agents = [make_agent(players[0], 1), make_agent(players[1], 2)]
+    for agent in agents:
+        agent.time_scale = 0.05  # type: ignore[attr-defined]
     while not state.is_terminal:
         action = agents[state.current_player].act(state)
         assert state.is_legal(action), action

@@ -93,19 +93,6 @@ def test_the_learned_reply_plays_as_builtin_learned_would(version: str) -> None:
     assert checked >= 10 and acted >= 10
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_plays_legal_whole_games_against_search_v2(version: str) -> None:
-    state = State.new(version, {"seed": 5})
-    agents = [make_agent("search", 1), SearchAgentV2(seed=2)]
-    for agent in agents:
-        agent.time_scale = 0.05  # type: ignore[attr-defined]
-    while not state.is_terminal:
-        action = agents[state.current_player].act(state)
-        assert state.is_legal(action), action
-        state.apply(action)
-    assert state.winner in (0, 1)
-
-
 def test_the_plain_name_is_search_v3_with_the_fitted_deck() -> None:
     plain = make_agent("search", 1)
     assert type(plain) is SearchAgentV3 and plain.deck_policy is FITTED_DECK
