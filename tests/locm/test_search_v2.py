@@ -20,6 +20,7 @@ from cardarena.locm.agents.greedy import GreedyAgent
 from cardarena.locm.agents.random_agent import RandomAgent
 from cardarena.locm.agents.search_v2 import SearchAgentV2, hide_opponent, position_key
 from cardarena.locm.agents.search_v3 import SearchAgentV3
+from cardarena.locm.agents.search_v4 import SearchAgentV4
 from cardarena.locm.engine.cards import GUARD, CardType
 from cardarena.locm.engine.state import PASS, CardInstance, Phase
 from tests.locm.scenario import battle, creature_card, on_board
@@ -30,8 +31,10 @@ SEARCHES: dict[str, Callable[..., SearchAgentV2]] = {
     "search-v2": SearchAgentV2,
     "search-v3": SearchAgentV3,
     "search-v3-learned-reply": lambda **options: SearchAgentV3(reply="learned", **options),
+    "search-v4": SearchAgentV4,
 }
-"""The planners the shared tests run on (search-v3 scores with learned-v2's network)."""
+"""The planners the shared tests run on (search-v3 scores with learned-v2's network,
+search-v4 judges its finalists by compiled rollouts)."""
 
 
 def frozen_clock() -> Callable[[], float]:
@@ -211,12 +214,14 @@ def test_plans_only_legal_turns_in_many_random_positions(version: str, search: s
     assert planned == 15
 
 
-@pytest.mark.parametrize("players", [("search-v2", "search-v1"), ("search", "search-v2")])
+@pytest.mark.parametrize(
+    "players", [("search-v2", "search-v1"), ("search-v3", "search-v2"), ("search", "search-v3")]
+)
 @pytest.mark.parametrize("version", VERSIONS)
 def test_plays_legal_whole_games_against_the_previous_search(
     version: str, players: tuple[str, str]
 ) -> None:
-    # search-v2 against search-v1, and the plain name (search-v3) against search-v2.
+    # Each search against the one before it (the plain name is the newest).
     state = State.new(version, {"seed": 5})
     agents = [make_agent(players[0], 1), make_agent(players[1], 2)]
     for agent in agents:

@@ -26,6 +26,13 @@ def _search_v3(seed: int | None) -> Agent:
     return SearchAgentV3(seed)
 
 
+def _search_v4(seed: int | None) -> Agent:
+    """search-v3 with compiled rollouts for its finalists (numpy; numba where installed)."""
+    from .search_v4 import SearchAgentV4
+
+    return SearchAgentV4(seed)
+
+
 def _learned_v1(seed: int | None) -> Agent:
     """The MaskablePPO battle network (imports numpy only when asked for)."""
     from .learned import LearnedAgent
@@ -51,6 +58,7 @@ BUILTIN_AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "search-v1": SearchAgent,
     "search-v2": SearchAgentV2,
     "search-v3": _search_v3,
+    "search-v4": _search_v4,
     "learned-v1": _learned_v1,
     "learned-v2": _learned_v2,
 }
@@ -64,6 +72,7 @@ AGENT_DESCRIPTIONS: dict[str, str] = {
     "search-v1": "the search agent as first published: turn planning, sampled replies",
     "search-v2": "every distinct turn as time allows, the opponent's reply; the fitted deck",
     "search-v3": "search-v2's turn planning, positions scored by learned-v2's value network",
+    "search-v4": "search-v3's turn planning, its finalists judged by compiled greedy rollouts",
     "learned-v1": "the learned agent as first published: a MaskablePPO battle policy",
     "learned-v2": "afterstate values learned by self-play against a league; the fitted deck",
 }

@@ -1,0 +1,217 @@
+"""The fourth search agent: search-v3 whose finalists are judged by compiled rollouts.
+
+The planner tests it shares with search-v2 and search-v3 (wins behind a Guard, threats,
+hidden cards, the clock, legal turns) run on it in test_search_v2. Here: a rollout is a
+real game, the one the reference engine plays from the dealt position with greedy on
+both sides; the dealt cards are a fair guess (our deck's cards in another order, the
+opponent's from public cards); nothing hidden reaches the rows; and without the
+compiled engine the agent is search-v3.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from cardarena.locm import ProtocolGame, State
+from cardarena.locm.agents.greedy import GreedyAgent
+from cardarena.locm.agents.search_v3 import SearchAgentV3
+from cardarena.locm.agents.search_v4 import SearchAgentV4, rollout_setup
+from cardarena.locm.cli.bot import BotSession
+from cardarena.locm.encoding.encoder import Encoder
+from cardarena.locm.engine.state import PASS, ActionType
+from cardarena.locm.fast import kernels
+from cardarena.locm.fast import layout as L
+from cardarena.locm.fast.convert import compare_states, state_from_row
+from cardarena.locm.fast.playouts import greedy_action, weights_array
+from cardarena.locm.fast.rollouts import dealt_row, rollout_wins
+from tests.locm.test_search_v2 import _battle_position, frozen_clock, hidden_twin
+
+VERSIONS = ("1.0", "1.2", "1.5")
+
+
+def _candidates(state: State, count: int = 3) -> list[State]:
+    """A few ends of the turn: nothing played, and greedy's first actions one by one."""
+    ends = [state.clone()]
+    world = state.clone()
+    greedy = GreedyAgent(1)
+    while len(ends) < count:
+        action = greedy.act(world)
+        if action.type == ActionType.PASS:
+            break
+        world.execute(action)
+        if world.is_terminal:
+            break
+        ends.append(world.clone())
+    return ends
+
+
+def _positions(version: str) -> list[State]:
+    positions = []
+    for seed in range(6):
+        state = _battle_position(version, seed=70 + seed, turn=3 + seed)
+        if not state.is_terminal:
+            positions.append(state)
+    assert len(positions) >= 4
+    return positions
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_rollout_is_the_game_the_reference_engine_plays_from_the_dealt_position(
+    version: str,
+) -> None:
+    # The reference engine, from the position rollout k deals, replays the compiled
+    # greedy's choices: the same position after every action, and the rollout's result.
+    weights = weights_array()
+    encoder = Encoder(version)
+    legal = np.empty(kernels.MAX_LEGAL, np.int32)
+    played = 0
+    for state in _positions(version):
+        player = state.active
+        setup = rollout_setup(state, player, _candidates(state))
+        assert setup is not None
+        for c in range(len(setup.rows)):
+            for k in range(2):
+                wins = np.zeros(1)
+                rollout_wins(setup.rows[c : c + 1], setup.table, player, setup.my_cards,
+                             setup.opp_cards, setup.triples, k, 1, 99, weights,
+                             wins)  # fmt: skip
+                row = dealt_row(setup.rows[c], player, setup.my_cards, setup.opp_cards,
+                                setup.triples, 99, k)  # fmt: skip
+                world = state_from_row(row, setup.table, state.params, version)
+                world.apply(PASS)
+                kernels.apply_legal(row, setup.table, 0)
+                scratch = np.empty_like(row)
+                while not world.is_terminal:
+                    n = kernels.legal_actions(row, setup.table, legal)
+                    index = greedy_action(row, setup.table, legal, n, weights, scratch)
+                    world.apply(encoder.decode(world, index))
+                    kernels.apply_legal(row, setup.table, index)
+                    back = state_from_row(row, setup.table, state.params, version)
+                    assert compare_states(back, world) == []
+                if world.winner is None:
+                    assert wins[0] == 0.5
+                else:
+                    assert wins[0] == (1.0 if world.winner == player else 0.0)
+                played += 1
+    assert played >= 20
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_dealt_cards_are_a_fair_guess_and_the_visible_position_stays(version: str) -> None:
+    for state in _positions(version):
+        player = state.active
+        view = state.view(player)
+        setup = rollout_setup(state, player, [state])
+        assert setup is not None
+        me, opp = L.player_offset(player), L.player_offset(1 - player)
+        orders = set()
+        for k in range(8):
+            row = dealt_row(setup.rows[0], player, setup.my_cards, setup.opp_cards,
+                            setup.triples, 5, k)  # fmt: skip
+            world = state_from_row(row, setup.table, state.params, version)
+            mine, theirs = world.players[player], world.players[1 - player]
+            # Our deck: its cards, in some order; the visible position as it was.
+            assert Counter(i.card for i in mine.deck) == Counter(view.my_deck)
+            orders.add(tuple(i.card for i in mine.deck))
+            assert [i.card for i in mine.hand] == [i.card for i in state.players[player].hand]
+            assert [(c.card, c.attack, c.defense) for c in theirs.board] == [
+                (c.card, c.attack, c.defense) for c in state.players[1 - player].board
+            ]
+            assert (len(theirs.hand), len(theirs.deck)) == (
+                view.opponent.hand_size,
+                view.opponent.deck_size,
+            )
+            # The opponent's cards: at most two copies of a pool card (1.5), at most
+            # one card of each draft triple (1.0/1.2).
+            guessed = Counter(
+                row[L.INSTANCE_CARD + row[opp + L.P_HAND + i]]
+                for i in range(row[opp + L.P_HAND_COUNT])
+            )
+            guessed.update(
+                row[L.INSTANCE_CARD + row[opp + L.P_DECK + i]]
+                for i in range(row[opp + L.P_DECK_TOP], row[opp + L.P_DECK_END])
+            )
+            if setup.triples:
+                assert all(n == 1 for n in Counter(i // 3 for i in guessed.elements()).values())
+            else:
+                assert max(guessed.values()) <= 2
+            # Every live instance has its own id; a hidden one leaves id + 1 free.
+            ids = [
+                row[base + L.P_HAND + i]
+                for base in (me, opp)
+                for i in range(row[base + L.P_HAND_COUNT])
+            ]
+            ids += [
+                row[base + L.P_DECK + i]
+                for base in (me, opp)
+                for i in range(row[base + L.P_DECK_TOP], row[base + L.P_DECK_END])
+            ]
+            ids += [
+                row[base + L.P_BOARD + i * L.CREATURE_SIZE + L.K_ID]
+                for base in (me, opp)
+                for i in range(row[base + L.P_BOARD_COUNT])
+            ]
+            assert len(ids) == len(set(ids))
+        if len(view.my_deck) > 3:
+            assert len(orders) > 1
+
+
+def test_nothing_hidden_reaches_the_rollout_rows() -> None:
+    state = _battle_position("1.5", seed=8, turn=7)
+    player = state.active
+    twin = hidden_twin(state, player)
+    one = rollout_setup(state, player, _candidates(state))
+    two = rollout_setup(twin, player, _candidates(twin))
+    assert one is not None and two is not None
+    assert np.array_equal(one.rows, two.rows) and np.array_equal(one.table, two.table)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_stage_3_rolls_out_the_finalists(version: str) -> None:
+    state = next(s for s in _positions(version) if len(s.legal_actions()) > 3)
+    agent = SearchAgentV4(seed=3, clock=frozen_clock(), max_rounds=2)
+    plan = agent.plan_turn(state)
+    assert plan[-1] == PASS
+    assert agent.last_search["rollouts"] == 16  # two chunks of 8 rollouts per finalist
+
+
+def test_without_the_compiled_engine_it_plays_as_search_v3() -> None:
+    for state in _positions("1.5")[:3]:
+        v4 = SearchAgentV4(seed=4, clock=frozen_clock(), max_rounds=2)
+        v4.fast = False
+        v3 = SearchAgentV3(seed=4, clock=frozen_clock(), max_rounds=2, sampled_candidates=8)
+        assert [str(a) for a in v4.plan_turn(state)] == [str(a) for a in v3.plan_turn(state)]
+
+
+def test_rollouts_find_the_winning_race() -> None:
+    # Rollouts are games: from a position the player has won on board, they say so.
+    for state in _positions("1.5"):
+        player = state.active
+        setup = rollout_setup(state, player, [state])
+        assert setup is not None
+        wins = np.zeros(1)
+        rollout_wins(setup.rows, setup.table, player, setup.my_cards, setup.opp_cards,
+                     setup.triples, 0, 64, 7, weights_array(), wins)  # fmt: skip
+        assert 0 <= wins[0] <= 64
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_as_a_bot_process_it_rolls_out_from_what_the_protocol_shows(version: str) -> None:
+    # locm bot: the state is rebuilt from the input text; the public cards seen in deck
+    # building and the undrawn cards of the deck it built are enough for rollouts.
+    game = ProtocolGame(version, {"seed": 6})
+    sessions = [BotSession("search-v4", 1, None, 1.0), BotSession("greedy", 2, None, 1.0)]
+    rolled = []
+    while not game.over:
+        answers = []
+        for request in game.requests():
+            lines = request.input.rstrip("\n").split("\n")
+            answers.append(sessions[request.player].answer(lines))
+            if request.player == 0 and sessions[0].battle_turns:
+                rolled.append(sessions[0].agent.last_search.get("rollouts", 0.0))
+        game.answer(answers)
+    assert game.winner in (0, 1)
+    assert sum(1 for r in rolled if r > 0) >= 2, rolled
