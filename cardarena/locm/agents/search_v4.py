@@ -33,8 +33,9 @@ from .search_v2 import _Position
 from .search_v3 import VALUE_SCALE, SearchAgentV3, world_value
 
 ROLLOUT_CHUNK = 8
-"""Rollouts per finalist in the first compiled call (the clock is read between calls);
-later calls are sized to take about :data:`CALL_SECONDS` (with ``max_rounds``: fixed)."""
+"""Rollouts per finalist in one compiled call with ``max_rounds`` (reproducible play).
+Otherwise the first call rolls out once per finalist and later calls are sized to take
+about :data:`CALL_SECONDS`, so that the clock is read often enough."""
 CALL_SECONDS = 0.003
 HALVING_START = 32
 """With halving: after this many rollouts each, the worse half of the finalists is
@@ -44,7 +45,7 @@ VERSION_ROLLOUTS = {"1.0": True, "1.2": True, "1.5": True}
 """Whether stage 3 rolls out, per version (otherwise it is search-v3's)."""
 REPLY_SHARE_ROLLOUTS = 0.6
 """With rollouts, stage 2 runs until this share of the budget; rollouts get the rest."""
-SAMPLED_ROLLOUTS = 8
+SAMPLED_ROLLOUTS = 24
 """Finalists compared by rollouts."""
 MAX_ID = 128
 """Instance ids of a batch row are below this (:mod:`..fast.layout`)."""
@@ -298,7 +299,7 @@ class SearchAgentV4(SearchAgentV3):
         done = 0
         clock = self.clock
         limit = None if self.max_rounds is None else self.max_rounds * ROLLOUT_CHUNK
-        chunk = ROLLOUT_CHUNK
+        chunk = ROLLOUT_CHUNK if limit is not None else 1  # then sized by the clock
         next_halving = HALVING_START
         while clock() < deadline and (limit is None or done < limit):
             if self.halving and done >= next_halving and len(active) > HALVING_KEEP:
