@@ -182,7 +182,7 @@ def test_without_the_compiled_engine_it_plays_as_search_v3() -> None:
     for state in _positions("1.5")[:3]:
         v4 = SearchAgentV4(seed=4, clock=frozen_clock(), max_rounds=2)
         v4.fast = False
-        v3 = SearchAgentV3(seed=4, clock=frozen_clock(), max_rounds=2, sampled_candidates=8)
+        v3 = SearchAgentV3(seed=4, clock=frozen_clock(), max_rounds=2)
         assert [str(a) for a in v4.plan_turn(state)] == [str(a) for a in v3.plan_turn(state)]
 
 

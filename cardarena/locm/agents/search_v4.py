@@ -26,10 +26,10 @@ import numpy as np
 
 from ..engine.cards import Card
 from ..engine.rules import RuleSet
-from ..engine.state import Action, CardInstance, State
+from ..engine.state import Action, CardInstance, Phase, State
 from .cardscore import DeckPolicy, constructed_deck, draft_pick
 from .evaluation import WIN_SCORE
-from .search_v2 import _Position
+from .search_v2 import REPLY_SHARE, _Position
 from .search_v3 import VALUE_SCALE, SearchAgentV3, world_value
 
 ROLLOUT_CHUNK = 8
@@ -209,7 +209,6 @@ class SearchAgentV4(SearchAgentV3):
     ) -> None:
         """``rollouts`` None: the version's (:data:`VERSION_ROLLOUTS`), where numba is
         installed; ``blend``: "mean" (network and rollouts) or "rollouts" alone."""
-        options.setdefault("sampled_candidates", SAMPLED_ROLLOUTS)
         super().__init__(seed, **options)
         if blend not in ("mean", "rollouts"):
             raise ValueError(f"blend must be 'mean' or 'rollouts', not {blend!r}")
@@ -247,10 +246,14 @@ class SearchAgentV4(SearchAgentV3):
         return bool(wanted) and self.fast
 
     def plan_turn(self, state: State) -> list[Action]:
-        if self._rolls_out(state):
-            self.reply_share = REPLY_SHARE_ROLLOUTS
         self.rollouts_done = 0
-        plan = super().plan_turn(state)
+        if state.phase == Phase.DECK_BUILDING or not self._rolls_out(state):
+            self.reply_share = REPLY_SHARE
+            return super().plan_turn(state)  # search-v3's turn
+        self.reply_share = REPLY_SHARE_ROLLOUTS
+        self.network = self._networks[state.version]
+        self.sampled_candidates = self.fixed_sampled_candidates or SAMPLED_ROLLOUTS
+        plan = self._plan_turn(state)
         self.last_search["rollouts"] = float(self.rollouts_done)
         return plan
 
