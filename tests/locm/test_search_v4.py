@@ -16,9 +16,11 @@ import numpy as np
 import pytest
 
 from cardarena.locm import ProtocolGame, State
+from cardarena.locm.agents import make_agent
+from cardarena.locm.agents.cardscore import FITTED_DECK
 from cardarena.locm.agents.greedy import GreedyAgent
 from cardarena.locm.agents.search_v3 import SearchAgentV3
-from cardarena.locm.agents.search_v4 import SearchAgentV4, rollout_setup
+from cardarena.locm.agents.search_v4 import VERSION_ROLLOUTS, SearchAgentV4, rollout_setup
 from cardarena.locm.cli.bot import BotSession
 from cardarena.locm.encoding.encoder import Encoder
 from cardarena.locm.engine.state import PASS, ActionType
@@ -172,7 +174,7 @@ def test_nothing_hidden_reaches_the_rollout_rows() -> None:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_stage_3_rolls_out_the_finalists(version: str) -> None:
     state = next(s for s in _positions(version) if len(s.legal_actions()) > 3)
-    agent = SearchAgentV4(seed=3, clock=frozen_clock(), max_rounds=2)
+    agent = SearchAgentV4(seed=3, clock=frozen_clock(), max_rounds=2, rollouts=True)
     plan = agent.plan_turn(state)
     assert plan[-1] == PASS
     assert agent.last_search["rollouts"] == 16  # two chunks of 8 rollouts per finalist
@@ -202,8 +204,10 @@ def test_rollouts_find_the_winning_race() -> None:
 def test_as_a_bot_process_it_rolls_out_from_what_the_protocol_shows(version: str) -> None:
     # locm bot: the state is rebuilt from the input text; the public cards seen in deck
     # building and the undrawn cards of the deck it built are enough for rollouts.
+    # A generous clock (x5) and one round of rollouts: the same turns on a busy machine.
     game = ProtocolGame(version, {"seed": 6})
-    sessions = [BotSession("search-v4", 1, None, 1.0), BotSession("greedy", 2, None, 1.0)]
+    sessions = [BotSession("search-v4", 1, None, 5.0), BotSession("greedy", 2, None, 1.0)]
+    sessions[0].agent.max_rounds = 1  # type: ignore[attr-defined]
     rolled = []
     while not game.over:
         answers = []
@@ -214,4 +218,29 @@ def test_as_a_bot_process_it_rolls_out_from_what_the_protocol_shows(version: str
                 rolled.append(sessions[0].agent.last_search.get("rollouts", 0.0))
         game.answer(answers)
     assert game.winner in (0, 1)
-    assert sum(1 for r in rolled if r > 0) >= 2, rolled
+    if VERSION_ROLLOUTS[version]:
+        assert sum(1 for r in rolled if r > 0) >= 2, rolled
+    else:
+        assert not any(rolled)
+
+
+def test_the_plain_name_is_search_v4_with_the_fitted_deck() -> None:
+    plain = make_agent("search", 1)
+    assert type(plain) is SearchAgentV4 and plain.deck_policy is FITTED_DECK
+    assert type(make_agent("search-v4", 1)) is SearchAgentV4
+    assert VERSION_ROLLOUTS["1.5"] and not VERSION_ROLLOUTS["1.2"]
+    for bad in ({"blend": "best"}, {"opponent": "all"}):
+        with pytest.raises(ValueError, match="must be"):
+            SearchAgentV4(**bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_it_rolls_out_only_in_the_versions_it_was_measured_better(version: str) -> None:
+    state = next(s for s in _positions(version) if len(s.legal_actions()) > 3)
+    agent = SearchAgentV4(seed=3, clock=frozen_clock(), max_rounds=1)
+    agent.plan_turn(state)
+    assert (agent.last_search["rollouts"] > 0) == VERSION_ROLLOUTS[version]
+    if not VERSION_ROLLOUTS[version]:  # search-v3's turn, its stage-3 count included
+        v3 = SearchAgentV3(seed=3, clock=frozen_clock(), max_rounds=1)
+        assert [str(a) for a in SearchAgentV4(seed=3, clock=frozen_clock(), max_rounds=1)
+                .plan_turn(state)] == [str(a) for a in v3.plan_turn(state)]  # fmt: skip
