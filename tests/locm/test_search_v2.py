@@ -1,7 +1,7 @@
 """The second, third and fourth search agents (search-v2, search-v3 and search-v4 =
-builtin:search, which plan as search-v2 does): they find wins that need several actions, answer threats
-they see on the board, never read hidden cards, keep to their clock, and play only
-legal actions in every version. Clocks are injected: a clock that
+builtin:search, which plan as search-v2 does): they find wins that need several
+actions, answer threats they see on the board, never read hidden cards, keep to their
+clock, and play only legal actions in every version. Clocks are injected: a clock that
 never advances gives the search all the time it wants (so the plan depends on the
 position only), a clock that ticks on every reading checks the budget without
 measuring real time."""
