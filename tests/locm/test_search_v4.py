@@ -228,7 +228,7 @@ def test_the_plain_name_is_search_v4_with_the_fitted_deck() -> None:
     plain = make_agent("search", 1)
     assert type(plain) is SearchAgentV4 and plain.deck_policy is FITTED_DECK
     assert type(make_agent("search-v4", 1)) is SearchAgentV4
-    assert VERSION_ROLLOUTS["1.5"] and not VERSION_ROLLOUTS["1.2"]
+    assert VERSION_ROLLOUTS == {"1.0": False, "1.2": False, "1.5": True}
     for bad in ({"blend": "best"}, {"opponent": "all"}):
         with pytest.raises(ValueError, match="must be"):
             SearchAgentV4(**bad)  # type: ignore[arg-type]

@@ -73,7 +73,7 @@ AGENT_DESCRIPTIONS: dict[str, str] = {
     "search-v1": "the search agent as first published: turn planning, sampled replies",
     "search-v2": "every distinct turn as time allows, the opponent's reply; the fitted deck",
     "search-v3": "search-v2's turn planning, positions scored by learned-v2's value network",
-    "search-v4": "search-v3's turn planning; 1.0/1.5 finalists judged by compiled rollouts",
+    "search-v4": "search-v3's turn planning; in 1.5 its finalists judged by compiled rollouts",
     "learned-v1": "the learned agent as first published: a MaskablePPO battle policy",
     "learned-v2": "afterstate values learned by self-play against a league; the fitted deck",
 }
