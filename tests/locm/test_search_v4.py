@@ -244,3 +244,20 @@ def test_it_rolls_out_only_in_the_versions_it_was_measured_better(version: str) 
         v3 = SearchAgentV3(seed=3, clock=frozen_clock(), max_rounds=1)
         assert [str(a) for a in SearchAgentV4(seed=3, clock=frozen_clock(), max_rounds=1)
                 .plan_turn(state)] == [str(a) for a in v3.plan_turn(state)]  # fmt: skip
+
+
+def test_the_docs_example_of_a_game_against_search_v1_runs() -> None:
+    import contextlib
+    import io
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")
+    marker = 'make_agent("search", seed=1), make_agent("search-v1", seed=2)'
+    start = doc.rindex("```python\n", 0, doc.index(marker)) + len("```python\n")
+    code = doc[start : doc.index("```", doc.index(marker))]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "docs/agents.md", "exec"), {})
+    winner_line, agent_line = out.getvalue().splitlines()
+    assert winner_line.startswith(("winner: 0 after", "winner: 1 after"))
+    assert agent_line == "SearchAgentV4 True"
