@@ -6,6 +6,8 @@
     python benchmarks/agents.py --pair search,search-v1 --deck aggro --version 1.2
 
 ``--deck`` gives every agent the same deck policy, so that only battle play differs.
+``--pair`` also takes an agent by reference, ``python:MODULE:FACTORY`` (as ``locm play``
+does), e.g. ``python:cardarena.locm.agents.search_rollouts:RolloutSearchAgent``.
 
 Without ``--pair``, every pair of the built-in agents (``--agents``, default all of
 them, new and versioned) plays, in each ``--version``; an agent that does not play a
@@ -29,6 +31,7 @@ from itertools import combinations
 
 from cardarena.locm.agents import AGENT_VERSIONS, BUILTIN_AGENTS, Agent, make_agent
 from cardarena.locm.agents.cardscore import DECK_POLICIES
+from cardarena.locm.agents.reference import PYTHON_PREFIX
 from cardarena.locm.engine.state import ActionType, Phase, State
 from cardarena.tournaments.report.model import wilson_interval
 
@@ -141,8 +144,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--pair", action="append", metavar="A,B",
-        help="built-in agent A against built-in agent B; repeat for more pairings "
-        "(default: every pair of --agents)",
+        help="agent A against agent B (built-in names, or python:MODULE:FACTORY); repeat "
+        "for more pairings (default: every pair of --agents)",
     )  # fmt: skip
     parser.add_argument(
         "--agents", metavar="A,B,...", default=",".join(BUILTIN_AGENTS),
@@ -179,8 +182,9 @@ def main() -> None:
     else:
         pairs = list(combinations(args.agents.split(","), 2))
     for name in {name for pair in pairs for name in pair}:
-        if name not in BUILTIN_AGENTS:
-            parser.error(f"unknown built-in agent {name!r}; known: {', '.join(BUILTIN_AGENTS)}")
+        if name not in BUILTIN_AGENTS and not name.startswith(PYTHON_PREFIX):
+            parser.error(f"unknown built-in agent {name!r}; known: {', '.join(BUILTIN_AGENTS)}"
+                         f" (or {PYTHON_PREFIX}MODULE:FACTORY)")  # fmt: skip
     out = []
     for version, (a, b) in ((v, pair) for v in versions for pair in pairs):
         if any(version not in AGENT_VERSIONS.get(name, (version,)) for name in (a, b)):

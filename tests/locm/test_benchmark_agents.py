@@ -52,9 +52,21 @@ def test_an_unknown_agent_is_one_usage_line() -> None:
     assert (
         done.stderr.strip()
         .splitlines()[-1]
-        .endswith("unknown built-in agent 'nobody'; known: " + ", ".join(_builtin_names()))
+        .endswith(
+            "unknown built-in agent 'nobody'; known: "
+            + ", ".join(_builtin_names())
+            + " (or python:MODULE:FACTORY)"
+        )
     )
     assert "Traceback" not in done.stderr
+
+
+def test_an_agent_by_python_reference_plays_too() -> None:
+    reference = "python:cardarena.locm.agents.greedy:GreedyAgent"
+    done = _run("--pair", f"{reference},pass", "--version", "1.2")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)[0]
+    assert result["pair"] == f"{reference} vs pass" and result["wins"] == 2
 
 
 def _builtin_names() -> list[str]:

@@ -1,9 +1,9 @@
-"""The third search agent (search-v3): search-v2's planning scored by learned-v2's
+"""The third search agent (builtin:search): search-v2's planning scored by learned-v2's
 value network. What it shares with search-v2 (multi-action wins, threats, hidden cards,
 the clock, legal turns) is tested for both, and for its learned reply, in
 test_search_v2; here: it scores positions with the version's network (wins and losses
 beyond any network value), its learned reply is builtin:learned's turn, its budget and
-stage 3 depend on the version, and it stays listed as published."""
+stage 3 depend on the version, and it is builtin:search."""
 
 from __future__ import annotations
 
@@ -93,10 +93,10 @@ def test_the_learned_reply_plays_as_builtin_learned_would(version: str) -> None:
     assert checked >= 10 and acted >= 10
 
 
-def test_search_v3_is_listed_with_the_fitted_deck() -> None:
-    # The plain name is newer (test_search_v4); search-v3 stays as published.
-    v3 = make_agent("search-v3", 1)
-    assert type(v3) is SearchAgentV3 and v3.deck_policy is FITTED_DECK
+def test_the_plain_name_is_search_v3_with_the_fitted_deck() -> None:
+    plain = make_agent("search", 1)
+    assert type(plain) is SearchAgentV3 and plain.deck_policy is FITTED_DECK
+    assert type(make_agent("search-v3", 1)) is SearchAgentV3
     assert type(make_agent("search-v2", 1)) is SearchAgentV2
     with pytest.raises(ValueError, match="reply must be"):
         SearchAgentV3(reply="best")
@@ -146,7 +146,7 @@ def test_the_docs_example_of_a_game_against_search_v1_runs() -> None:
     from pathlib import Path
 
     doc = (Path(__file__).parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")
-    marker = 'make_agent("search-v3", seed=1), make_agent("search-v1", seed=2)'
+    marker = 'make_agent("search", seed=1), make_agent("search-v1", seed=2)'
     start = doc.rindex("```python\n", 0, doc.index(marker)) + len("```python\n")
     code = doc[start : doc.index("```", doc.index(marker))]
     out = io.StringIO()

@@ -1,21 +1,22 @@
-"""The search agent, fourth version: search-v3's turn planning, its finalists judged by
-whole games played to the end in compiled code (LOCM 1.5).
+"""search-v3 with rollouts: its turn planning, its finalists judged by whole games
+played to the end in compiled code. Tried as the next builtin:search and measured no
+stronger than search-v3 (docs/agents.md), so it is no built-in: it stays as the
+reference use of :mod:`..fast.rollouts` and as a baseline for rollout-based search
+(``--bot python:cardarena.locm.agents.search_rollouts:RolloutSearchAgent``).
 
 search-v3 shortlists the best ends of the turn by the opponent's reply on its visible
 board, scored by learned-v2's value network, then compares 8 finalists (1.5) with a
 few sampled opponent hands, a Python greedy reply each. Here 24 finalists are compared
-by *determinised rollouts* instead (:mod:`..fast.rollouts`): the hidden cards (our deck
-order, the opponent's hand and deck) are guessed from public cards, the turn ends, and
-both sides play builtin:greedy's compiled policy to the end of the game, as many times
-as the turn's budget allows, every finalist on the same guesses. A finalist's score is
-the mean of its stage-2 network score and its rollout win rate (both in points of
+by *determinised rollouts* instead: the hidden cards (our deck order, the opponent's
+hand and deck) are guessed from public cards, the turn ends, and both sides play
+builtin:greedy's compiled policy to the end of the game, as many times as the turn's
+budget allows, every finalist on the same guesses. A finalist's score is the mean of
+its stage-2 network score and its rollout win rate (both in points of
 :data:`.search_v3.VALUE_SCALE`).
 
-A rollout sees the race out: in short 1.5 games "who is ahead" is best answered by
-playing on. In 1.0 and 1.2 rollouts won no more games (:data:`VERSION_ROLLOUTS`), so
-there the turn is search-v3's. The compiled engine needs numba (the ``fast`` extra):
-without it, and wherever a position cannot be put into a batch row, the turn is
-search-v3's too.
+Rollouts are on in 1.5 (:data:`VERSION_ROLLOUTS`); in 1.0 and 1.2 the turn is
+search-v3's. The compiled engine needs numba (the ``fast`` extra): without it, and
+wherever a position cannot be put into a batch row, the turn is search-v3's too.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ VERSION_ROLLOUTS = {"1.0": False, "1.2": False, "1.5": True}
 """Whether stage 3 rolls out, per version (otherwise the turn is search-v3's). Against
 search-v1 with the same deck (200 games each), rollouts of 24 finalists won 65.5% in 1.2
 (``--seed 9001``; search-v3: 68.0%) and 72.5% in 1.0 (search-v3: 73.3% over 400), where
-the 100 ms limit leaves them little time: those versions keep search-v3's turn."""
+6 of its turns went over the 100 ms limit with a test run beside the match: those
+versions keep search-v3's turn."""
 REPLY_SHARE_ROLLOUTS = 0.6
 """With rollouts, stage 2 runs until this share of the budget; rollouts get the rest."""
 SAMPLED_ROLLOUTS = 24
@@ -194,10 +196,10 @@ def rollout_setup(
     return _RolloutSetup(np.stack(rows), table, my_cards, opp_cards, root.rules.draft)
 
 
-class SearchAgentV4(SearchAgentV3):
+class RolloutSearchAgent(SearchAgentV3):
     """search-v3 whose finalists are compared by compiled determinised rollouts."""
 
-    name = "search"
+    name = "search-rollouts"
     reads_own_deck = True
     """As a bot process (``locm bot``), it is given the cards of its undrawn deck (it
     built the deck): the rollouts deal them in random orders."""

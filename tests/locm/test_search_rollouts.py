@@ -1,4 +1,4 @@
-"""The fourth search agent: search-v3 whose finalists are judged by compiled rollouts.
+"""search-v3 with rollouts (search_rollouts): its finalists judged by compiled rollouts.
 
 The planner tests it shares with search-v2 and search-v3 (wins behind a Guard, threats,
 hidden cards, the clock, legal turns) run on it in test_search_v2. Here: a rollout is a
@@ -19,8 +19,12 @@ from cardarena.locm import ProtocolGame, State
 from cardarena.locm.agents import make_agent
 from cardarena.locm.agents.cardscore import FITTED_DECK
 from cardarena.locm.agents.greedy import GreedyAgent
+from cardarena.locm.agents.search_rollouts import (
+    VERSION_ROLLOUTS,
+    RolloutSearchAgent,
+    rollout_setup,
+)
 from cardarena.locm.agents.search_v3 import SearchAgentV3
-from cardarena.locm.agents.search_v4 import VERSION_ROLLOUTS, SearchAgentV4, rollout_setup
 from cardarena.locm.cli.bot import BotSession
 from cardarena.locm.encoding.encoder import Encoder
 from cardarena.locm.engine.state import PASS, ActionType
@@ -32,6 +36,8 @@ from cardarena.locm.fast.rollouts import dealt_row, rollout_wins
 from tests.locm.test_search_v2 import _battle_position, frozen_clock, hidden_twin
 
 VERSIONS = ("1.0", "1.2", "1.5")
+REFERENCE = "python:cardarena.locm.agents.search_rollouts:RolloutSearchAgent"
+"""How the command line reaches it (it is no built-in)."""
 
 
 def _candidates(state: State, count: int = 3) -> list[State]:
@@ -174,7 +180,7 @@ def test_nothing_hidden_reaches_the_rollout_rows() -> None:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_stage_3_rolls_out_the_finalists(version: str) -> None:
     state = next(s for s in _positions(version) if len(s.legal_actions()) > 3)
-    agent = SearchAgentV4(seed=3, clock=frozen_clock(), max_rounds=2, rollouts=True)
+    agent = RolloutSearchAgent(seed=3, clock=frozen_clock(), max_rounds=2, rollouts=True)
     plan = agent.plan_turn(state)
     assert plan[-1] == PASS
     assert agent.last_search["rollouts"] == 16  # two chunks of 8 rollouts per finalist
@@ -182,22 +188,10 @@ def test_stage_3_rolls_out_the_finalists(version: str) -> None:
 
 def test_without_the_compiled_engine_it_plays_as_search_v3() -> None:
     for state in _positions("1.5")[:3]:
-        v4 = SearchAgentV4(seed=4, clock=frozen_clock(), max_rounds=2)
-        v4.fast = False
+        rolls = RolloutSearchAgent(seed=4, clock=frozen_clock(), max_rounds=2)
+        rolls.fast = False
         v3 = SearchAgentV3(seed=4, clock=frozen_clock(), max_rounds=2)
-        assert [str(a) for a in v4.plan_turn(state)] == [str(a) for a in v3.plan_turn(state)]
-
-
-def test_rollouts_find_the_winning_race() -> None:
-    # Rollouts are games: from a position the player has won on board, they say so.
-    for state in _positions("1.5"):
-        player = state.active
-        setup = rollout_setup(state, player, [state])
-        assert setup is not None
-        wins = np.zeros(1)
-        rollout_wins(setup.rows, setup.table, player, setup.my_cards, setup.opp_cards,
-                     setup.triples, 0, 64, 7, weights_array(), wins)  # fmt: skip
-        assert 0 <= wins[0] <= 64
+        assert [str(a) for a in rolls.plan_turn(state)] == [str(a) for a in v3.plan_turn(state)]
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -206,7 +200,7 @@ def test_as_a_bot_process_it_rolls_out_from_what_the_protocol_shows(version: str
     # building and the undrawn cards of the deck it built are enough for rollouts.
     # A generous clock (x5) and one round of rollouts: the same turns on a busy machine.
     game = ProtocolGame(version, {"seed": 6})
-    sessions = [BotSession("search-v4", 1, None, 5.0), BotSession("greedy", 2, None, 1.0)]
+    sessions = [BotSession(REFERENCE, 1, None, 5.0), BotSession("greedy", 2, None, 1.0)]
     sessions[0].agent.max_rounds = 1  # type: ignore[attr-defined]
     rolled = []
     while not game.over:
@@ -224,25 +218,25 @@ def test_as_a_bot_process_it_rolls_out_from_what_the_protocol_shows(version: str
         assert not any(rolled)
 
 
-def test_the_plain_name_is_search_v4_with_the_fitted_deck() -> None:
-    plain = make_agent("search", 1)
-    assert type(plain) is SearchAgentV4 and plain.deck_policy is FITTED_DECK
-    assert type(make_agent("search-v4", 1)) is SearchAgentV4
+def test_it_is_reachable_by_reference_and_the_plain_name_stays_search_v3() -> None:
+    agent = make_agent(REFERENCE, 1)
+    assert type(agent) is RolloutSearchAgent and agent.deck_policy is FITTED_DECK
+    assert type(make_agent("search", 1)) is SearchAgentV3
     assert VERSION_ROLLOUTS == {"1.0": False, "1.2": False, "1.5": True}
     for bad in ({"blend": "best"}, {"opponent": "all"}):
         with pytest.raises(ValueError, match="must be"):
-            SearchAgentV4(**bad)  # type: ignore[arg-type]
+            RolloutSearchAgent(**bad)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_it_rolls_out_only_in_the_versions_it_was_measured_better(version: str) -> None:
     state = next(s for s in _positions(version) if len(s.legal_actions()) > 3)
-    agent = SearchAgentV4(seed=3, clock=frozen_clock(), max_rounds=1)
+    agent = RolloutSearchAgent(seed=3, clock=frozen_clock(), max_rounds=1)
     agent.plan_turn(state)
     assert (agent.last_search["rollouts"] > 0) == VERSION_ROLLOUTS[version]
     if not VERSION_ROLLOUTS[version]:  # search-v3's turn, its stage-3 count included
         v3 = SearchAgentV3(seed=3, clock=frozen_clock(), max_rounds=1)
-        assert [str(a) for a in SearchAgentV4(seed=3, clock=frozen_clock(), max_rounds=1)
+        assert [str(a) for a in RolloutSearchAgent(seed=3, clock=frozen_clock(), max_rounds=1)
                 .plan_turn(state)] == [str(a) for a in v3.plan_turn(state)]  # fmt: skip
 
 
@@ -252,7 +246,7 @@ def test_the_docs_example_of_a_game_against_search_v1_runs() -> None:
     from pathlib import Path
 
     doc = (Path(__file__).parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")
-    marker = 'make_agent("search", seed=1), make_agent("search-v1", seed=2)'
+    marker = 'RolloutSearchAgent(seed=1), make_agent("search-v1", seed=2)'
     start = doc.rindex("```python\n", 0, doc.index(marker)) + len("```python\n")
     code = doc[start : doc.index("```", doc.index(marker))]
     out = io.StringIO()
@@ -260,4 +254,4 @@ def test_the_docs_example_of_a_game_against_search_v1_runs() -> None:
         exec(compile(code, "docs/agents.md", "exec"), {})
     winner_line, agent_line = out.getvalue().splitlines()
     assert winner_line.startswith(("winner: 0 after", "winner: 1 after"))
-    assert agent_line == "SearchAgentV4 True"
+    assert agent_line == "True"
