@@ -227,6 +227,8 @@ class RolloutSearchAgent(SearchAgentV3):
         self.rollout_weights = rollout_weights
         self._mirror: tuple[object, list[Card]] | None = None
         self.fixed_rollouts = rollouts
+        self.rollouts_done = 0
+        """Rollouts per finalist in the last planned turn (also ``last_search``)."""
         self.fast = fast_engine_available()
         self._weights: np.ndarray | None = None
         if self.fast:
@@ -290,7 +292,9 @@ class RolloutSearchAgent(SearchAgentV3):
         self, root: State, player: int, candidates: list[_Position], deadline: float
     ) -> int:
         """Stage 3: the finalists' rollout win rates (search-v3's sampled replies where
-        rollouts are off or impossible); returns the rollouts per finalist."""
+        rollouts are off or impossible). Returns 1 (one "round": each finalist's
+        ``sampled_total`` is its win rate in points) and keeps the rollouts per finalist
+        in :attr:`rollouts_done`."""
         if len(candidates) < 2 or not self._rolls_out(root):
             return super()._sampled_replies(root, player, candidates, deadline)
         setup = rollout_setup(root, player, [c.state for c in candidates],
