@@ -33,6 +33,7 @@ from cardarena.locm.fast import layout as L
 from cardarena.locm.fast.convert import compare_states, state_from_row
 from cardarena.locm.fast.playouts import greedy_action, weights_array
 from cardarena.locm.fast.rollouts import dealt_row, rollout_wins
+from tests.locm.docs_examples import run_agents_doc_example
 from tests.locm.test_search_v2 import _battle_position, frozen_clock, hidden_twin
 
 VERSIONS = ("1.0", "1.2", "1.5")
@@ -241,17 +242,7 @@ def test_it_rolls_out_only_in_the_versions_it_was_measured_better(version: str) 
 
 
 def test_the_docs_example_of_a_game_against_search_v1_runs() -> None:
-    import contextlib
-    import io
-    from pathlib import Path
-
-    doc = (Path(__file__).parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")
     marker = 'RolloutSearchAgent(seed=1), make_agent("search-v1", seed=2)'
-    start = doc.rindex("```python\n", 0, doc.index(marker)) + len("```python\n")
-    code = doc[start : doc.index("```", doc.index(marker))]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "docs/agents.md", "exec"), {})
-    winner_line, agent_line = out.getvalue().splitlines()
+    winner_line, agent_line = run_agents_doc_example(marker)
     assert winner_line.startswith(("winner: 0 after", "winner: 1 after"))
     assert agent_line == "True"

@@ -24,6 +24,7 @@ from cardarena.locm.agents.search_v2 import SearchAgentV2, hide_opponent, positi
 from cardarena.locm.agents.search_v3 import SearchAgentV3
 from cardarena.locm.engine.cards import GUARD, CardType
 from cardarena.locm.engine.state import PASS, CardInstance, Phase
+from tests.locm.docs_examples import run_agents_doc_example
 from tests.locm.scenario import battle, creature_card, on_board
 
 VERSIONS = ("1.0", "1.2", "1.5")
@@ -270,17 +271,6 @@ def test_a_late_turn_shrinks_the_next_budget_within_the_limit() -> None:
 
 
 def test_the_docs_example_of_a_game_between_the_searches_runs() -> None:
-    import contextlib
-    import io
-    from pathlib import Path
-
-    doc = (Path(__file__).parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")
-    marker = doc.index('make_agent("search-v2", seed=1)')
-    start = doc.rindex("```python\n", 0, marker) + len("```python\n")
-    code = doc[start : doc.index("```", marker)]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "docs/agents.md", "exec"), {})
-    winner_line, stats_line = out.getvalue().splitlines()
+    winner_line, stats_line = run_agents_doc_example('make_agent("search-v2", seed=1)')
     assert winner_line.startswith(("winner: 0 after", "winner: 1 after"))
     assert "positions" in stats_line

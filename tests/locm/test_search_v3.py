@@ -24,6 +24,7 @@ from cardarena.locm.agents.search_v3 import (
     world_value,
 )
 from cardarena.locm.engine.state import PASS, ActionType
+from tests.locm.docs_examples import run_agents_doc_example
 from tests.locm.scenario import battle, creature_card, on_board
 from tests.locm.test_search_v2 import (
     TickingClock,
@@ -141,17 +142,7 @@ def test_stage_three_compares_the_versions_number_of_positions_unless_given() ->
 
 
 def test_the_docs_example_of_a_game_against_search_v1_runs() -> None:
-    import contextlib
-    import io
-    from pathlib import Path
-
-    doc = (Path(__file__).parents[2] / "docs" / "agents.md").read_text(encoding="utf-8")
     marker = 'make_agent("search", seed=1), make_agent("search-v1", seed=2)'
-    start = doc.rindex("```python\n", 0, doc.index(marker)) + len("```python\n")
-    code = doc[start : doc.index("```", doc.index(marker))]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "docs/agents.md", "exec"), {})
-    winner_line, agent_line = out.getvalue().splitlines()
+    winner_line, agent_line = run_agents_doc_example(marker)
     assert winner_line.startswith(("winner: 0 after", "winner: 1 after"))
     assert agent_line == "SearchAgentV3 8"
