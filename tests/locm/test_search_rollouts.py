@@ -10,6 +10,8 @@ compiled engine the agent is search-v3.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -217,6 +219,24 @@ def test_as_a_bot_process_it_rolls_out_from_what_the_protocol_shows(version: str
         assert sum(1 for r in rolled if r > 0) >= 2, rolled
     else:
         assert not any(rolled)
+    # The rollout code was loaded in deck building, and only where rollouts are played.
+    warm = sessions[0].agent._weights is not None  # type: ignore[attr-defined]
+    assert warm == VERSION_ROLLOUTS[version]
+
+
+def test_creating_it_imports_no_numba() -> None:
+    # A bot process creates its agent before its first draft turn (1 s in 1.0/1.2):
+    # numba waits for a game that rolls out.
+    code = (
+        "import sys\n"
+        "from cardarena.locm.agents.search_rollouts import RolloutSearchAgent\n"
+        "agent = RolloutSearchAgent(1)\n"
+        "print(agent.fast, 'numba' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]
 
 
 def test_it_is_reachable_by_reference_and_the_plain_name_stays_search_v3() -> None:

@@ -21,6 +21,7 @@ wherever a position cannot be put into a batch row, the turn is search-v3's too.
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -56,15 +57,6 @@ SAMPLED_ROLLOUTS = 24
 """Finalists compared by rollouts."""
 MAX_ID = 128
 """Instance ids of a batch row are below this (:mod:`..fast.layout`)."""
-
-
-def fast_engine_available() -> bool:
-    """Can the compiled rollouts run here (numba installed)?"""
-    try:
-        from ..fast import rollouts  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 class _RolloutSetup:
@@ -229,17 +221,33 @@ class RolloutSearchAgent(SearchAgentV3):
         self.fixed_rollouts = rollouts
         self.rollouts_done = 0
         """Rollouts per finalist in the last planned turn (also ``last_search``)."""
-        self.fast = fast_engine_available()
+        self.fast = importlib.util.find_spec("numba") is not None
+        """numba is installed (imported only when a game needs rollouts)."""
         self._weights: np.ndarray | None = None
-        if self.fast:
-            self._warm_up()
 
-    def _warm_up(self) -> None:
-        """Load (or compile) the rollout code now, not during a timed turn."""
-        from ..fast import layout as L
-        from ..fast.playouts import weights_array
-        from ..fast.rollouts import rollout_wins
+    def act(self, state: State) -> Action:
+        if state.phase == Phase.DECK_BUILDING:
+            self.prepare(state.version)
+        return super().act(state)
 
+    def prepare(self, version: str) -> None:
+        """Warm up (:meth:`warm_up`) if games of ``version`` roll out: called in deck
+        building, whose first turn is the longest (4 s in 1.5; battle turns 200 ms);
+        ``locm bot`` calls it on its first deck-building input."""
+        if self._weights is None and self._rolls_out_in(version):
+            self.warm_up()
+
+    def warm_up(self) -> None:
+        """Import numba and load (or, on the first use after an install, compile) the
+        rollout code: done on the first deck-building turn of a game that rolls out, not
+        at creation, so that a bot process answers its first draft turn in time."""
+        try:
+            from ..fast import layout as L
+            from ..fast.playouts import weights_array
+            from ..fast.rollouts import rollout_wins
+        except ImportError:  # numba there but unusable: play as search-v3
+            self.fast = False
+            return
         self._weights = weights_array(self.rollout_weights)
         rows = np.zeros((1, L.STATE_SIZE), np.int32)
         rows[0, L.PHASE] = 2  # an ended game: nothing to play
@@ -249,9 +257,12 @@ class RolloutSearchAgent(SearchAgentV3):
                      np.zeros(1))  # fmt: skip
 
     def _rolls_out(self, state: State) -> bool:
+        return self._rolls_out_in(state.version)
+
+    def _rolls_out_in(self, version: str) -> bool:
         wanted = self.fixed_rollouts
         if wanted is None:
-            wanted = VERSION_ROLLOUTS[state.version]
+            wanted = VERSION_ROLLOUTS[version]
         return bool(wanted) and self.fast
 
     def plan_turn(self, state: State) -> list[Action]:
@@ -302,6 +313,10 @@ class RolloutSearchAgent(SearchAgentV3):
                               self._opponent_deck(root))  # fmt: skip
         if setup is None:
             return super()._sampled_replies(root, player, candidates, deadline)
+        if self._weights is None:  # planned without deck building (a test, a puzzle)
+            self.warm_up()
+            if self._weights is None:
+                return super()._sampled_replies(root, player, candidates, deadline)
         from ..fast.rollouts import rollout_wins
 
         for candidate in candidates:
