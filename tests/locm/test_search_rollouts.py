@@ -24,6 +24,7 @@ from cardarena.locm.agents.greedy import GreedyAgent
 from cardarena.locm.agents.search_rollouts import (
     VERSION_ROLLOUTS,
     RolloutSearchAgent,
+    mirror_deck,
     rollout_setup,
 )
 from cardarena.locm.agents.search_v3 import SearchAgentV3
@@ -266,3 +267,30 @@ def test_the_docs_example_of_a_game_against_search_v1_runs() -> None:
     winner_line, agent_line = run_agents_doc_example(marker)
     assert winner_line.startswith(("winner: 0 after", "winner: 1 after"))
     assert agent_line == "True"
+
+
+@pytest.mark.parametrize("version", ["1.2", "1.5"])
+def test_the_mirror_model_deals_the_opponent_cards_of_the_deck_our_policy_builds(
+    version: str,
+) -> None:
+    state = _positions(version)[0]
+    player = state.active
+    believed = mirror_deck(state.rules, state.pool, state.draft, FITTED_DECK)
+    assert len(believed) == 30
+    setup = rollout_setup(state, player, [state], opponent_deck=believed)
+    assert setup is not None and not setup.triples
+    opp = L.player_offset(1 - player)
+    allowed = Counter(setup.opp_cards.tolist())
+    for k in range(8):
+        row = dealt_row(setup.rows[0], player, setup.my_cards, setup.opp_cards,
+                        setup.triples, 11, k)  # fmt: skip
+        ids = [row[opp + L.P_HAND + i] for i in range(row[opp + L.P_HAND_COUNT])]
+        ids += [row[opp + L.P_DECK + i]
+                for i in range(row[opp + L.P_DECK_TOP], row[opp + L.P_DECK_END])]  # fmt: skip
+        dealt = Counter(int(row[L.INSTANCE_CARD + i]) for i in ids)
+        assert not dealt - allowed  # never more copies than the believed deck holds
+    agent = RolloutSearchAgent(
+        seed=2, opponent="mirror", rollouts=True, clock=frozen_clock(), max_rounds=1
+    )
+    agent.plan_turn(state)
+    assert agent._mirror is not None and agent._mirror[1] == believed
