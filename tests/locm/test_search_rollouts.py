@@ -266,7 +266,7 @@ def test_the_docs_example_of_a_game_against_search_v1_runs() -> None:
     marker = 'RolloutSearchAgent(seed=1), make_agent("search-v1", seed=2)'
     winner_line, agent_line = run_agents_doc_example(marker)
     assert winner_line.startswith(("winner: 0 after", "winner: 1 after"))
-    assert agent_line == "True"
+    assert agent_line == "RolloutSearchAgent 24"
 
 
 @pytest.mark.parametrize("version", ["1.2", "1.5"])
