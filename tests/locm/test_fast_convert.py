@@ -84,6 +84,20 @@ def test_a_hand_made_battle_keeps_its_cards_and_ids() -> None:
     assert state_from_row(row, cards, state.params, "1.5").players[1].hand[0].id < L.MAX_IDS
 
 
+def test_renumbered_ids_leave_room_for_a_15_area_copy() -> None:
+    # A 1.5 area summon's copy takes the id after its original's: for a renumbered id,
+    # that id must be in the table (below MAX_IDS) and nobody else's.
+    state = State.from_input("1.5", _TEXT_1_5, 0)
+    ids: dict[int, int] = {}
+    row_from_state(state, ids)
+    assert len(ids) > 10
+    live = set(ids) | {inst.id for side in state.players for inst in side.hand + side.deck
+                       if inst.id < L.MAX_IDS}  # fmt: skip
+    live |= {c.id for side in state.players for c in side.board}
+    for new_id in ids:
+        assert new_id + 1 < L.MAX_IDS and new_id + 1 not in live
+
+
 def test_a_state_the_arrays_cannot_hold_is_one_clear_error() -> None:
     state = State.new_battle("1.2")
     state.players[0].performed = [(1, Action(ActionType.ATTACK, 1, -1))] * (L.MAX_PERFORMED + 1)

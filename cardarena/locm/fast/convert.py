@@ -125,8 +125,16 @@ def _renumbering(state: State) -> dict[int, int]:
     if not outside:
         return {}
     used = {i for i in ids if 0 <= i < L.MAX_IDS}
-    # Keep clear of ids a 1.5 area summon may give a copy (id + 1).
+    # Keep clear of ids a 1.5 area summon may give a copy (id + 1): the copy of a kept
+    # id, and the copy of a renumbered one, which must be below MAX_IDS and unused too.
     blocked = used | {i + 1 for i in used}
+    spaced: list[int] = []
+    for i in range(L.MAX_IDS - 2, -1, -1):
+        if i in blocked or i + 1 in used or (spaced and spaced[-1] == i + 1):
+            continue
+        spaced.append(i)
+    if len(spaced) >= len(outside):
+        return dict(zip(outside, spaced, strict=False))
     free = [i for i in range(L.MAX_IDS - 1, -1, -1) if i not in blocked]
     if len(free) < len(outside):
         raise ConversionError(
