@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib.util
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from ..engine.state import Action, CardInstance, Phase, State
 from .cardscore import DeckPolicy, constructed_deck, draft_pick
 from .evaluation import WIN_SCORE
 from .search_v2 import REPLY_SHARE, _Position
-from .search_v3 import VALUE_SCALE, SearchAgentV3, world_value
+from .search_v3 import VALUE_SCALE, SearchAgentV3
 
 ROLLOUT_CHUNK = 8
 """Rollouts per finalist in one compiled call with ``max_rounds`` (reproducible play).
@@ -55,34 +55,27 @@ REPLY_SHARE_ROLLOUTS = 0.6
 """With rollouts, stage 2 runs until this share of the budget; rollouts get the rest."""
 SAMPLED_ROLLOUTS = 24
 """Finalists compared by rollouts."""
-MAX_ID = 128
-"""Instance ids of a batch row are below this (:mod:`..fast.layout`)."""
 
 
-class _RolloutSetup:
+class _RolloutSetup(NamedTuple):
     """One turn's finalists as batch rows with their hidden ids, and the card lists."""
 
-    def __init__(self, rows: np.ndarray, table: np.ndarray, my_cards: np.ndarray,
-                 opp_cards: np.ndarray, triples: bool) -> None:  # fmt: skip
-        self.rows = rows
-        self.table = table
-        self.my_cards = my_cards
-        self.opp_cards = opp_cards
-        self.triples = triples
+    rows: np.ndarray
+    table: np.ndarray
+    my_cards: np.ndarray
+    opp_cards: np.ndarray
+    triples: bool
 
 
-def _hidden_ids(states: list[State], player: int, count: int) -> list[int] | None:
-    """``count`` instance ids below :data:`MAX_ID` that no visible instance of any of
-    ``states`` uses, each even with its successor free too (a 1.5 area summon's copy
-    takes id + 1); None if there are too few."""
+def _visible_ids(states: list[State], player: int) -> set[int]:
+    """The instance ids ``player`` sees in any of ``states``: its hand, both boards."""
     used: set[int] = set()
     for state in states:
         me, opp = state.players[player], state.players[1 - player]
         used.update(inst.id for inst in me.hand)
         used.update(c.id for c in me.board)
         used.update(c.id for c in opp.board)
-    free = [i for i in range(0, MAX_ID - 1, 2) if i not in used and i + 1 not in used]
-    return free[:count] if len(free) >= count else None
+    return used
 
 
 def mirror_deck(
@@ -129,7 +122,7 @@ def rollout_setup(
 
     The opponent's hidden cards are drawn from ``opponent_deck`` when given (cards it
     is believed to hold), else from every public card it may have taken."""
-    from ..fast.convert import ConversionError, row_from_state
+    from ..fast.convert import ConversionError, area_safe_ids, row_from_state
 
     view = root.view(player)
     pool = root.pool or public_pool
@@ -151,7 +144,8 @@ def rollout_setup(
         return None
     my_count = len(view.my_deck)
     hand_count, deck_count = view.opponent.hand_size, view.opponent.deck_size
-    ids = _hidden_ids([root, *candidates], player, my_count + hand_count + deck_count)
+    ids = area_safe_ids(_visible_ids([root, *candidates], player),
+                        my_count + hand_count + deck_count)  # fmt: skip
     if ids is None:
         return None
     placeholder = offers[0]
@@ -234,7 +228,7 @@ class RolloutSearchAgent(SearchAgentV3):
         """Warm up (:meth:`warm_up`) if games of ``version`` roll out: called in deck
         building, whose first turn is the longest (4 s in 1.5; battle turns 200 ms);
         ``locm bot`` calls it on its first deck-building input."""
-        if self._weights is None and self._rolls_out_in(version):
+        if self._weights is None and self._rolls_out(version):
             self.warm_up()
 
     def warm_up(self) -> None:
@@ -256,27 +250,22 @@ class RolloutSearchAgent(SearchAgentV3):
         rollout_wins(rows, table, 0, cards, cards, False, 0, 1, 1, self._weights,
                      np.zeros(1))  # fmt: skip
 
-    def _rolls_out(self, state: State) -> bool:
-        return self._rolls_out_in(state.version)
-
-    def _rolls_out_in(self, version: str) -> bool:
+    def _rolls_out(self, version: str) -> bool:
         wanted = self.fixed_rollouts
         if wanted is None:
             wanted = VERSION_ROLLOUTS[version]
         return bool(wanted) and self.fast
 
     def plan_turn(self, state: State) -> list[Action]:
+        """search-v3's turn; where it rolls out, stage 2 ends earlier to leave them time."""
         self.rollouts_done = 0
-        if state.phase == Phase.DECK_BUILDING or not self._rolls_out(state):
-            self.reply_share = REPLY_SHARE
-            plan = super().plan_turn(state)  # search-v3's turn
-        else:
-            self.reply_share = REPLY_SHARE_ROLLOUTS
-            self.network = self._networks[state.version]
-            self.sampled_candidates = self.fixed_sampled_candidates or SAMPLED_ROLLOUTS
-            plan = self._plan_turn(state)
+        self.reply_share = REPLY_SHARE_ROLLOUTS if self._rolls_out(state.version) else REPLY_SHARE
+        plan = super().plan_turn(state)
         self.last_search["rollouts"] = float(self.rollouts_done)
         return plan
+
+    def _finalists(self, version: str) -> int:
+        return SAMPLED_ROLLOUTS if self._rolls_out(version) else super()._finalists(version)
 
     def _opponent_deck(self, root: State) -> list[Card] | None:
         """With ``opponent="mirror"``: the deck our own policy builds from the public cards
@@ -306,7 +295,7 @@ class RolloutSearchAgent(SearchAgentV3):
         rollouts are off or impossible). Returns 1 (one "round": each finalist's
         ``sampled_total`` is its win rate in points) and keeps the rollouts per finalist
         in :attr:`rollouts_done`."""
-        if len(candidates) < 2 or not self._rolls_out(root):
+        if len(candidates) < 2 or not self._rolls_out(root.version):
             return super()._sampled_replies(root, player, candidates, deadline)
         setup = rollout_setup(root, player, [c.state for c in candidates],
                               self.public_pool, self.public_draft,
@@ -319,9 +308,7 @@ class RolloutSearchAgent(SearchAgentV3):
                 return super()._sampled_replies(root, player, candidates, deadline)
         from ..fast.rollouts import rollout_wins
 
-        for candidate in candidates:
-            if candidate.board_reply is None:
-                candidate.board_reply = world_value(candidate.state, player, self.network)
+        self._score_unreplied(candidates, player)
         count = len(candidates)
         wins = np.zeros(count)
         active = np.arange(count)

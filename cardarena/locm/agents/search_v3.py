@@ -103,10 +103,14 @@ class SearchAgentV3(SearchAgentV2):
     def plan_turn(self, state: State) -> list[Action]:
         if state.phase != Phase.DECK_BUILDING:
             self.network = self._networks[state.version]
-            self.sampled_candidates = (
-                self.fixed_sampled_candidates or VERSION_SAMPLED[state.version]
+            self.sampled_candidates = self.fixed_sampled_candidates or self._finalists(
+                state.version
             )
         return self._plan_turn(state)
+
+    def _finalists(self, version: str) -> int:
+        """Positions compared in stage 3 unless given (:data:`VERSION_SAMPLED`)."""
+        return VERSION_SAMPLED[version]
 
     def _reply(self, world: State, player: int) -> State:
         if self.reply == "learned":
@@ -119,9 +123,13 @@ class SearchAgentV3(SearchAgentV2):
     def _sampled_replies(
         self, root: State, player: int, candidates: list[_Position], deadline: float
     ) -> int:
-        """Stage 3, as search-v2's; a shortlisted position that stage 2 had no time for is
-        first scored without a reply, so that all scores are on the network's scale."""
+        """Stage 3, as search-v2's, once :meth:`_score_unreplied` has run."""
+        self._score_unreplied(candidates, player)
+        return super()._sampled_replies(root, player, candidates, deadline)
+
+    def _score_unreplied(self, candidates: list[_Position], player: int) -> None:
+        """A shortlisted position that stage 2 had no time for is scored without a reply,
+        so that all scores are on the network's scale."""
         for candidate in candidates:
             if candidate.board_reply is None:
                 candidate.board_reply = world_value(candidate.state, player, self.network)
-        return super()._sampled_replies(root, player, candidates, deadline)

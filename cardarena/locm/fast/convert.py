@@ -118,6 +118,22 @@ def _instances(state: State) -> list[int]:
     return ids
 
 
+def area_safe_ids(used: set[int], count: int) -> list[int] | None:
+    """``count`` instance ids below MAX_IDS that ``used`` does not hold, highest first,
+    each leaving room for a 1.5 area summon's copy, which takes id + 1: that id is below
+    MAX_IDS and nobody's (neither used, nor another given id), and no given id is the
+    copy id of a used one. None if there are fewer."""
+    blocked = used | {i + 1 for i in used}
+    given: list[int] = []
+    for i in range(L.MAX_IDS - 2, -1, -1):
+        if i in blocked or i + 1 in used or (given and given[-1] == i + 1):
+            continue
+        given.append(i)
+        if len(given) == count:
+            return given
+    return None if count else []
+
+
 def _renumbering(state: State) -> dict[int, int]:
     """Original id -> row id for every instance id outside the instance table."""
     ids = _instances(state)
@@ -125,16 +141,11 @@ def _renumbering(state: State) -> dict[int, int]:
     if not outside:
         return {}
     used = {i for i in ids if 0 <= i < L.MAX_IDS}
-    # Keep clear of ids a 1.5 area summon may give a copy (id + 1): the copy of a kept
-    # id, and the copy of a renumbered one, which must be below MAX_IDS and unused too.
+    spaced = area_safe_ids(used, len(outside))
+    if spaced is not None:
+        return dict(zip(outside, spaced, strict=True))
+    # Too few: any free id (a 1.5 area copy of a renumbered card may then clash).
     blocked = used | {i + 1 for i in used}
-    spaced: list[int] = []
-    for i in range(L.MAX_IDS - 2, -1, -1):
-        if i in blocked or i + 1 in used or (spaced and spaced[-1] == i + 1):
-            continue
-        spaced.append(i)
-    if len(spaced) >= len(outside):
-        return dict(zip(outside, spaced, strict=False))
     free = [i for i in range(L.MAX_IDS - 1, -1, -1) if i not in blocked]
     if len(free) < len(outside):
         raise ConversionError(
