@@ -66,7 +66,6 @@ class BotSession:
         self.pool: tuple[Card, ...] = ()
         self.player: int | None = None
         self.battle_turns = 0
-        self.prepared = False
         self.seen: dict[int, int] = {}
         """Instance id -> base id of every own card seen in hand (drawn from the deck)."""
 
@@ -78,13 +77,11 @@ class BotSession:
         card_lines = lines[cards_from:]
         my_max_mana = int(lines[0].split()[1])
         if my_max_mana == 0:  # deck building: nobody has mana yet
-            if not self.prepared:
+            prepare = getattr(self.agent, "prepare", None)
+            if prepare is not None and not (self.draft or self.pool):
                 # The first deck-building turn is the longest (1 s, 4 s in 1.5): an agent
                 # loads there what this version needs (the rollout search: numba).
-                self.prepared = True
-                prepare = getattr(self.agent, "prepare", None)
-                if prepare is not None:
-                    prepare(self.version)
+                prepare(self.version)
             offered = [parse_card_line(line, rules)[0].card for line in card_lines]
             if rules.draft:
                 index = draft_pick(offered, self.chosen, rules, self.policy)

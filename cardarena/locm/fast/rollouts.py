@@ -35,6 +35,12 @@ _SALT = np.uint64(0xD1B54A32D192ED03)
 
 
 @njit(cache=True, nogil=True)
+def _seed_deal(rng: np.ndarray, seed: int, k: int) -> None:
+    """Rollout ``k``'s generator: the same for every candidate (common random numbers)."""
+    rng[0] = np.uint64(seed) ^ (np.uint64(k + 1) * _SALT)
+
+
+@njit(cache=True, nogil=True)
 def _deal_hidden(row: np.ndarray, player: int, my_cards: np.ndarray, opp_cards: np.ndarray,
                  triples: bool, rng: np.ndarray, pool: np.ndarray) -> None:  # fmt: skip
     """Give the hidden instances of ``row`` cards for one rollout (see the module)."""
@@ -84,7 +90,7 @@ def _rollouts(rows: np.ndarray, table: np.ndarray, player: int, my_cards: np.nda
     for c in range(rows.shape[0]):
         for k in range(first, first + count):
             row[:] = rows[c]
-            rng[0] = np.uint64(seed) ^ (np.uint64(k + 1) * _SALT)
+            _seed_deal(rng, seed, k)
             _deal_hidden(row, player, my_cards, opp_cards, triples, rng, pool)
             if row[L.PHASE] != ENDED:
                 apply_legal(row, table, 0)  # PASS: the candidate's turn ends
@@ -118,7 +124,7 @@ def _dealt(row: np.ndarray, player: int, my_cards: np.ndarray, opp_cards: np.nda
            triples: bool, seed: int, k: int) -> None:  # fmt: skip
     pool = np.empty(max(opp_cards.shape[0], my_cards.shape[0], 1), np.int32)
     rng = np.empty(1, np.uint64)
-    rng[0] = np.uint64(seed) ^ (np.uint64(k + 1) * _SALT)
+    _seed_deal(rng, seed, k)
     _deal_hidden(row, player, my_cards, opp_cards, triples, rng, pool)
 
 
