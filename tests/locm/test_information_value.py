@@ -1,0 +1,161 @@
+"""benchmarks/information_value.py: search-v3 variants that peek at hidden cards, look a
+turn further or believe the opponent builds as we do, played against search-v1."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from cardarena.locm.agents import make_agent
+from cardarena.locm.agents.cardscore import FITTED_DECK
+from cardarena.locm.agents.search_rollouts import mirror_deck
+from cardarena.locm.engine.state import Phase, State
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "information_value.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("information_value", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _bases(cards: object) -> Counter[int]:
+    return Counter(getattr(card, "card", card).base_id for card in cards)  # type: ignore[attr-defined]
+
+
+def _play(agent: object, seed: int, check: object = None) -> State:
+    """A 1.5 game of ``agent`` (player 0) against greedy, both on the fitted deck;
+    ``check(state)`` runs at each of the agent's turns once it has planned."""
+    state = State.new("1.5", {"seed": seed})
+    greedy = make_agent("greedy", seed)
+    greedy.deck_policy = FITTED_DECK  # type: ignore[attr-defined]
+    agents = [agent, greedy]
+    turn = None
+    while not state.is_terminal:
+        player = state.current_player
+        action = agents[player].act(state)  # type: ignore[attr-defined]
+        if check and player == 0 and state.phase == Phase.BATTLE and state.turn != turn:
+            turn = state.turn
+            check(state)  # type: ignore[operator]
+        state.apply(action)
+    return state
+
+
+def test_the_believed_cards_are_the_opponents_unplayed_cards_when_it_builds_as_we_do(
+    bench: ModuleType,
+) -> None:
+    agent = bench.InformedSearch(1, **bench.VARIANTS["two-turn-believed"])
+    checked = []
+
+    def check(state: State) -> None:
+        opponent = state.players[1]
+        # The opponent builds the fitted deck too: what it has not played is its hand
+        # and deck, and that is what the agent believes, from what it saw played.
+        assert _bases(agent._believed()) == _bases(opponent.hand + opponent.deck)
+        checked.append(state.turn)
+
+    final = _play(agent, 11, check)
+    assert final.winner is not None and len(checked) >= 3
+    assert _bases(agent._mirror) == _bases(mirror_deck(final.rules, final.pool, (), FITTED_DECK))
+
+
+def test_guessed_worlds_keep_the_believed_cards_and_hide_the_true_hand(bench: ModuleType) -> None:
+    agent = bench.InformedSearch(2, **bench.VARIANTS["two-turn-inferred"])
+    seen: list[tuple[Counter[int], list[int]]] = []
+
+    def check(position: State) -> None:
+        view = position.view(0)
+        leftover = view.opponent.max_mana  # every card it could pay for: less weight
+        guess = bench._Believed(position, 0, position.pool, agent._believed(), leftover)
+        world = guess.sample(position, random.Random(position.turn))
+        opponent = world.players[1]
+        assert len(opponent.hand) == view.opponent.hand_size
+        assert len(opponent.deck) == view.opponent.deck_size
+        assert _bases(opponent.hand + opponent.deck) == _bases(agent._believed())
+        true_ids = {inst.id for inst in position.players[1].hand}
+        assert not true_ids & {inst.id for inst in opponent.hand}
+        seen.append((_bases(opponent.hand), [inst.id for inst in opponent.hand]))
+
+    _play(agent, 12, check)
+    assert len(seen) >= 3
+
+
+def test_a_peeking_world_has_the_true_hidden_cards(bench: ModuleType) -> None:
+    state = State.new("1.5", {"seed": 13})
+    while state.phase != Phase.BATTLE or state.turn < 6:
+        state.apply(make_agent("greedy", 1).act(state))
+    player = state.active
+    guess = bench.Determiniser(state, player)
+    opponent_only = bench._Peeking(guess, player, frozenset({"opponent"}))
+    world = opponent_only.sample(state, random.Random(1))
+    true_opp, true_me = state.players[1 - player], state.players[player]
+    assert [i.id for i in world.players[1 - player].hand] == [i.id for i in true_opp.hand]
+    assert [i.id for i in world.players[1 - player].deck] == [i.id for i in true_opp.deck]
+    assert [i.id for i in world.players[player].deck] != [i.id for i in true_me.deck]
+    own_only = bench._Peeking(guess, player, frozenset({"own"})).sample(state, random.Random(1))
+    assert [i.id for i in own_only.players[player].deck] == [i.id for i in true_me.deck]
+    assert {i.id for i in own_only.players[1 - player].hand}.isdisjoint(i.id for i in true_opp.hand)
+    # Its hand alone: the true hand, the deck the believed cards less the hand's.
+    believed = [inst.card for inst in true_opp.hand + true_opp.deck]
+    hand_only = bench._Peeking(
+        bench._Believed(state, player, state.pool, believed, None),
+        player,
+        frozenset({"opponent-hand"}),
+    ).sample(state, random.Random(2))
+    guessed = hand_only.players[1 - player]
+    assert [i.id for i in guessed.hand] == [i.id for i in true_opp.hand]
+    assert _bases(guessed.deck) == _bases(true_opp.deck)
+    assert not {i.id for i in guessed.deck} & {i.id for i in true_opp.deck}
+
+
+@pytest.mark.parametrize("variant", ["two-turn", "two-turn-inferred", "peek-two-turn-max"])
+def test_every_kind_of_variant_plays_legal_whole_games(bench: ModuleType, variant: str) -> None:
+    agent = bench.InformedSearch(3, **bench.VARIANTS[variant])
+    scored = []
+
+    def check(state: State) -> None:
+        scored.append(agent.last_search.get("rounds", 0.0))
+
+    final = _play(agent, 14, check)  # State.apply raises on an illegal action
+    assert final.winner is not None
+    assert any(rounds >= 1 for rounds in scored)  # stage 3 ran, two turns deep
+
+
+def test_bad_options_are_refused(bench: ModuleType) -> None:
+    with pytest.raises(ValueError, match="peek"):
+        bench.InformedSearch(1, peek=("everything",))
+    with pytest.raises(ValueError, match="two_turn"):
+        bench.InformedSearch(1, two_turn="three")
+    with pytest.raises(ValueError, match="opponent"):
+        bench.InformedSearch(1, opponent="psychic")
+
+
+def test_the_command_plays_a_variant_against_search_v1() -> None:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--variant", "two-turn-believed", "--games", "2", "--json"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (result,) = json.loads(done.stdout)
+    assert result["variant"] == "two-turn-believed" and result["games"] == 2
+    assert result["wins"] + result["losses"] + result["draws"] == 2
+    assert result["pair"] == "python:information_value:two_turn_believed vs search-v1"
+    bad = subprocess.run(
+        [sys.executable, str(SCRIPT), "--games", "0"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip().splitlines()[-1].endswith("--games must be at least 1")
