@@ -114,10 +114,12 @@ class _Believed(Determiniser):
         return world
 
 
-class _Peeking:
-    """A determiniser that keeps some hidden cards as they are (diagnostics only)."""
+class _Peeking(Determiniser):
+    """A determiniser that keeps some hidden cards as they are (diagnostics only): it
+    samples with ``guess``, then puts the peeked cards back."""
 
     def __init__(self, guess: Determiniser, player: int, peek: frozenset[str]) -> None:
+        # No Determiniser.__init__: every guess comes from ``guess``.
         self.guess, self.player, self.peek = guess, player, peek
 
     def sample(self, state: State, rng: random.Random) -> State:
@@ -208,7 +210,7 @@ class InformedSearch(SearchAgentV3):
         by_base = {card.base_id: card for card in self._mirror}
         return [by_base[b] for b, n in remaining.items() for _ in range(n)]
 
-    def _determiniser(self, root: State, player: int) -> Determiniser | _Peeking:
+    def _determiniser(self, root: State, player: int) -> Determiniser:
         guess: Determiniser
         if self.opponent == "public" or not self._mirror:
             guess = Determiniser(root, player, self.public_pool, self.public_draft)
@@ -238,29 +240,17 @@ class InformedSearch(SearchAgentV3):
 
     def _sampled_replies(self, root: State, player: int, candidates: list[_Position],
                          deadline: float) -> int:  # fmt: skip
+        if self.peek != EVERYTHING:
+            return self._finish(candidates, super()._sampled_replies(root, player, candidates,
+                                                                     deadline))  # fmt: skip
         self._score_unreplied(candidates, player)
         if len(candidates) < 2:
             return 0
-        determiniser = self._determiniser(root, player)
-        exact = self.peek == EVERYTHING  # one round tells all
-        rounds = 0
-        while self.max_rounds is None or rounds < self.max_rounds:
-            if self.clock() > deadline and not (exact and rounds == 0):
-                break
-            world_seed = self._random.getrandbits(64)
-            scores = []
-            for candidate in candidates:
-                world = determiniser.sample(candidate.state, random.Random(world_seed))
-                self._reply(world, player)
-                scores.append(self._after_reply(world, player))
-                if self.clock() > deadline and not exact:
-                    return self._finish(candidates, rounds)
-            for candidate, score in zip(candidates, scores, strict=True):
-                candidate.sampled_total += score
-            rounds += 1
-            if exact:
-                break
-        return self._finish(candidates, rounds)
+        for candidate in candidates:  # the true world: one round tells all, however long
+            world = candidate.state.clone()
+            self._reply(world, player)
+            candidate.sampled_total += self._sampled_score(world, player)
+        return self._finish(candidates, 1)
 
     def _finish(self, candidates: list[_Position], rounds: int) -> int:
         """Two-turn scores stand alone: stage 2's (one turn) only shortlisted."""
@@ -269,7 +259,7 @@ class InformedSearch(SearchAgentV3):
                 candidate.board_reply = None
         return rounds
 
-    def _after_reply(self, world: State, player: int) -> float:
+    def _sampled_score(self, world: State, player: int) -> float:
         """A finalist's score in one sampled world, after the opponent's reply."""
         if self.two_turn == "off" or world.is_terminal:
             return self._score_world(world, player)

@@ -379,6 +379,14 @@ class SearchAgentV2:
                 break
         return replied
 
+    def _determiniser(self, root: State, player: int) -> Determiniser:
+        """Stage 3's guesses of the hidden cards: from public cards only."""
+        return Determiniser(root, player, self.public_pool, self.public_draft)
+
+    def _sampled_score(self, world: State, player: int) -> float:
+        """Stage 3's score of a sampled world once the opponent has replied."""
+        return self._score_world(world, player)
+
     def _sampled_replies(
         self, root: State, player: int, candidates: list[_Position], deadline: float
     ) -> int:
@@ -386,7 +394,7 @@ class SearchAgentV2:
         return the number of full rounds."""
         if len(candidates) < 2:
             return 0
-        determiniser = Determiniser(root, player, self.public_pool, self.public_draft)
+        determiniser = self._determiniser(root, player)
         clock = self.clock
         rounds = 0
         while self.max_rounds is None or rounds < self.max_rounds:
@@ -397,7 +405,7 @@ class SearchAgentV2:
             for candidate in candidates:
                 world = determiniser.sample(candidate.state, random.Random(world_seed))
                 self._reply(world, player)
-                scores.append(self._score_world(world, player))
+                scores.append(self._sampled_score(world, player))
                 if clock() > deadline:
                     return rounds
             for candidate, score in zip(candidates, scores, strict=True):
