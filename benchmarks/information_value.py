@@ -11,8 +11,9 @@ never an agent to play with: it reads the opponent's hand or its own deck order.
 
 The variants (:data:`VARIANTS`) differ in three ways:
 
-* ``peek``: the hidden cards the search keeps as they truly are, "opponent" (its hand
-  and deck) and/or "own" (our deck's order); the rest is guessed as search-v3 guesses.
+* ``peek``: the hidden cards the search keeps as they truly are: "opponent" (its hand
+  and deck) or "opponent-hand" (its hand alone; its deck is the guessed cards less
+  those), and/or "own" (our deck's order); the rest is guessed.
 * ``two_turn``: how stage 3 scores a finalist. "off": as search-v3 (the position after
   the opponent's greedy reply, by learned-v2's network). "policy": after the reply our
   next turn is played too, one action at a time by the network (learned-v2's policy),
@@ -25,9 +26,10 @@ The variants (:data:`VARIANTS`) differ in three ways:
   weight on cards the opponent could have paid for with the mana it left unspent.
 
 Each variant plays ``--games`` games against search-v1, both building the fitted deck,
-one worker, the official limits (peeking variants with ``budget_s`` think longer and
-go over them: their clocks are reported, not enforced), as ``benchmarks/agents.py
---pair python:information_value:<factory>,search-v1 --deck fitted --version 1.5``.
+one worker, the official limits (variants with ``budget_s`` or ``budget_scale`` think
+longer and go over them: their clocks are reported, not enforced), as
+``benchmarks/agents.py --pair python:information_value:<factory>,search-v1 --deck
+fitted --version 1.5`` (the factory: the variant's name, dashes as underscores).
 """
 
 from __future__ import annotations
@@ -322,8 +324,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="games in parallel (default 1)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
-    if args.games < 1:
-        parser.error("--games must be at least 1")
+    if args.games < 1 or args.workers < 1:
+        parser.error("--games and --workers must be at least 1")
     from agents import measure  # benchmarks/agents.py, beside this file
 
     results = []

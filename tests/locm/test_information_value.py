@@ -158,4 +158,4 @@ def test_the_command_plays_a_variant_against_search_v1() -> None:
         capture_output=True, text=True, timeout=120, cwd=ROOT, check=False,
     )  # fmt: skip
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
-    assert bad.stderr.strip().splitlines()[-1].endswith("--games must be at least 1")
+    assert bad.stderr.strip().splitlines()[-1].endswith("--games and --workers must be at least 1")
