@@ -203,7 +203,9 @@ def test_reset_mask_resets_only_the_masked_envs() -> None:
 
 @pytest.mark.parametrize(
     ("env_id", "cls"),
-    zip(ENV_IDS, (LOCMVectorEnv, LOCMVectorDeckBuildingEnv, LOCMVectorBattleEnv), strict=True),
+    list(
+        zip(ENV_IDS, (LOCMVectorEnv, LOCMVectorDeckBuildingEnv, LOCMVectorBattleEnv), strict=True)
+    ),
 )
 def test_make_vec_returns_the_vector_env(env_id: str, cls: type) -> None:
     envs = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", version="1.2")
