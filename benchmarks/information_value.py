@@ -53,8 +53,8 @@ from cardarena.locm.engine.cards import Card
 from cardarena.locm.engine.state import PASS, Action, ActionType, State
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # the workers import this module by name
-    sys.path.insert(0, str(HERE))
+if str(HERE) not in sys.path:  # the workers import this module by name (appended: it
+    sys.path.append(str(HERE))  # holds agents.py, engine.py..., which must shadow nothing)
 
 PEEKS = ("opponent", "opponent-hand", "own")
 EVERYTHING = frozenset({"opponent", "own"})
