@@ -44,11 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from cardarena.locm.agents.evaluation import WIN_SCORE
-from cardarena.locm.agents.learned_v2 import position_features
 from cardarena.locm.agents.search import Determiniser
 from cardarena.locm.agents.search_rollouts import mirror_deck
-from cardarena.locm.agents.search_v2 import REPLY_CANDIDATES, _Position
-from cardarena.locm.agents.search_v3 import VALUE_SCALE, SearchAgentV3, play_learned_reply
+from cardarena.locm.agents.search_v2 import _Position
+from cardarena.locm.agents.search_v3 import SearchAgentV3, play_learned_reply, world_value
 from cardarena.locm.engine.cards import Card
 from cardarena.locm.engine.state import PASS, Action, ActionType, State
 
@@ -74,9 +73,7 @@ def _after_pass(agent: SearchAgentV3, world: State, player: int) -> float:
     learned-v2 rates when it weighs PASS (the opponent's turn has started)."""
     child = world.clone()
     child.apply(PASS)
-    if child.is_terminal:
-        return WIN_SCORE if child.winner == player else -WIN_SCORE
-    return VALUE_SCALE * float(agent.network.values(position_features(child, player)[None, :])[0])
+    return world_value(child, player, agent.network)
 
 
 class _Believed(Determiniser):
@@ -226,19 +223,10 @@ class InformedSearch(SearchAgentV3):
             guess = _Believed(root, player, self.public_pool, self._believed(), leftover)
         return _Peeking(guess, player, self.peek) if self.peek else guess
 
-    def _board_replies(self, root: State, player: int, positions: list[_Position],
-                       deadline: float) -> list[_Position]:  # fmt: skip
-        if self.peek != EVERYTHING:
-            return super()._board_replies(root, player, positions, deadline)
-        # Peeking at everything: stage 2 replies with the opponent's true hand.
-        replied: list[_Position] = []
-        for position in positions[:REPLY_CANDIDATES]:
-            world = self._reply(position.state.clone(), player)
-            position.board_reply = self._score_world(world, player)
-            replied.append(position)
-            if position.board_reply >= WIN_SCORE / 2 or self.clock() > deadline:
-                break
-        return replied
+    def _visible_world(self, state: State, player: int) -> State:
+        if self.peek == EVERYTHING:  # stage 2 replies with the opponent's true hand
+            return state.clone()
+        return super()._visible_world(state, player)
 
     def _sampled_replies(self, root: State, player: int, candidates: list[_Position],
                          deadline: float) -> int:  # fmt: skip
@@ -267,14 +255,12 @@ class InformedSearch(SearchAgentV3):
             return self._score_world(world, player)
         if self.two_turn == "policy":
             play_learned_reply(world, 1 - player, self.network)
-            if world.is_terminal:
-                return WIN_SCORE if world.winner == player else -WIN_SCORE
-            if world.active != player:
+            if world.is_terminal or world.active != player:
                 return self._score_world(world, player)
             return _after_pass(self, world, player)
         world.apply(PASS)
         if world.is_terminal:
-            return WIN_SCORE if world.winner == player else -WIN_SCORE
+            return self._score_world(world, player)
         ends, winning, _ = self._enumerate(world, player, self.clock() + NEXT_TURN_SECONDS)
         if winning is not None:
             return WIN_SCORE

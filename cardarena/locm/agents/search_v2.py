@@ -361,6 +361,10 @@ class SearchAgentV2:
         """``player``'s score of a position after the opponent's reply."""
         return evaluate(world, player, self.weights)
 
+    def _visible_world(self, state: State, player: int) -> State:
+        """Stage 2's world: a clone with the opponent's hidden cards as stand-ins."""
+        return hide_opponent(state, player)
+
     def _board_replies(
         self, root: State, player: int, positions: list[_Position], deadline: float
     ) -> list[_Position]:
@@ -368,7 +372,7 @@ class SearchAgentV2:
         replied: list[_Position] = []
         clock = self.clock
         for position in positions[:REPLY_CANDIDATES]:
-            world = self._reply(hide_opponent(position.state, player), player)
+            world = self._reply(self._visible_world(position.state, player), player)
             if self.followup:
                 play_followup(world, player, self.weights)
             position.board_reply = self._score_world(world, player)
