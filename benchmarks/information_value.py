@@ -43,10 +43,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from cardarena.locm.agents.evaluation import WIN_SCORE
+from cardarena.locm.agents.evaluation import WIN_SCORE, Weights, evaluate
+from cardarena.locm.agents.greedy import lethal_attack
 from cardarena.locm.agents.search import Determiniser
 from cardarena.locm.agents.search_rollouts import mirror_deck
-from cardarena.locm.agents.search_v2 import _Position
+from cardarena.locm.agents.search_v2 import _Position, position_key
 from cardarena.locm.agents.search_v3 import SearchAgentV3, play_learned_reply, world_value
 from cardarena.locm.engine.cards import Card
 from cardarena.locm.engine.state import PASS, Action, ActionType, State
@@ -66,6 +67,45 @@ TWO_TURN_REPLY_SHARE = 0.4
 """With two turns scored by sampling, stage 2 ends at this share of the budget."""
 NEXT_TURN_SECONDS = 0.1
 """``two_turn="max"``: the time to enumerate our next turn, per finalist."""
+REPLY_BEAM_DEPTH = 12
+"""``reply_beam``: actions of the opponent's turn, at most."""
+
+
+def beam_turn(world: State, weights: Weights, width: int) -> list[Action]:
+    """The active player's best end of its turn (without the PASS) by a beam search of
+    ``width``, positions merged by :func:`position_key` and scored by the static
+    evaluation ``weights`` for that player; a lethal attack or a won game at once."""
+    player = world.active
+    lethal = lethal_attack(world, world.legal_actions())
+    if lethal is not None:
+        return [lethal]
+    best: list[Action] = []
+    best_score = evaluate(world, player, weights)
+    layer: list[tuple[list[Action], State]] = [([], world)]
+    seen = {position_key(world)}
+    for _depth in range(REPLY_BEAM_DEPTH):
+        children: list[tuple[float, list[Action], State]] = []
+        for actions, state in layer:
+            for action in state.legal_actions():
+                if action.type == ActionType.PASS:
+                    continue
+                child = state.clone()
+                child.execute(action)
+                if child.is_terminal:
+                    if child.winner == player:
+                        return [*actions, action]
+                    continue
+                key = position_key(child)
+                if key not in seen:
+                    seen.add(key)
+                    children.append((evaluate(child, player, weights), [*actions, action], child))
+        if not children:
+            break
+        children.sort(key=lambda child: child[0], reverse=True)
+        if children[0][0] > best_score:
+            best_score, best = children[0][0], children[0][1]
+        layer = [(actions, state) for _score, actions, state in children[:width]]
+    return best
 
 
 def _after_pass(agent: SearchAgentV3, world: State, player: int) -> float:
@@ -157,8 +197,11 @@ class InformedSearch(SearchAgentV3):
         opponent: str = "public",
         budget_s: float | None = None,
         budget_scale: float = 1.0,
+        reply_beam: int = 0,
         **options: Any,
     ) -> None:
+        """``reply_beam`` 0: stage 3's opponent replies as greedy does (search-v3); above
+        0: it plays its best turn by a beam of that width (:func:`beam_turn`)."""
         if two_turn != "off":
             options.setdefault("reply_share", TWO_TURN_REPLY_SHARE)
         super().__init__(seed, **options)
@@ -166,6 +209,11 @@ class InformedSearch(SearchAgentV3):
             raise ValueError(f"peek is a subset of {PEEKS}, two_turn one of {TWO_TURN}")
         if opponent not in OPPONENT_MODELS:
             raise ValueError(f"opponent is one of {OPPONENT_MODELS}")
+        if reply_beam < 0:
+            raise ValueError("reply_beam is 0 (greedy's reply) or a beam width")
+        self.reply_beam = reply_beam
+        self._sampling = False
+        """Stage 3 is running (``reply_beam`` applies there only)."""
         self.peek = frozenset(peek)
         self.two_turn = two_turn
         self.opponent = opponent
@@ -228,8 +276,27 @@ class InformedSearch(SearchAgentV3):
             return state.clone()
         return super()._visible_world(state, player)
 
+    def _reply(self, world: State, player: int) -> State:
+        if not (self.reply_beam and self._sampling) or world.is_terminal:
+            return super()._reply(world, player)
+        world.apply(PASS)
+        if not world.is_terminal:
+            for action in beam_turn(world, self.reply_weights, self.reply_beam):
+                world.execute(action)
+                if world.is_terminal:
+                    break
+        return world
+
     def _sampled_replies(self, root: State, player: int, candidates: list[_Position],
                          deadline: float) -> int:  # fmt: skip
+        self._sampling = True
+        try:
+            return self._stage_three(root, player, candidates, deadline)
+        finally:
+            self._sampling = False
+
+    def _stage_three(self, root: State, player: int, candidates: list[_Position],
+                     deadline: float) -> int:  # fmt: skip
         if self.peek != EVERYTHING:
             return self._finish(candidates, super()._sampled_replies(root, player, candidates,
                                                                      deadline))  # fmt: skip
@@ -283,6 +350,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "two-turn-believed": {"two_turn": "policy", "opponent": "believed"},
     "two-turn-inferred": {"two_turn": "policy", "opponent": "inferred"},
     "two-turn-believed-3x-time": {"two_turn": "policy", "opponent": "believed", "budget_scale": 3},
+    "believed": {"opponent": "believed"},
+    "believed-beam-reply": {"opponent": "believed", "reply_beam": 3},
 }
 """Name -> :class:`InformedSearch` options."""
 

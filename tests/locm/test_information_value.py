@@ -17,7 +17,7 @@ import pytest
 from cardarena.locm.agents import make_agent
 from cardarena.locm.agents.cardscore import FITTED_DECK
 from cardarena.locm.agents.search_rollouts import mirror_deck
-from cardarena.locm.engine.state import Phase, State
+from cardarena.locm.engine.state import ActionType, Phase, State
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "information_value.py"
@@ -121,7 +121,9 @@ def test_a_peeking_world_has_the_true_hidden_cards(bench: ModuleType) -> None:
     assert not {i.id for i in guessed.deck} & {i.id for i in true_opp.deck}
 
 
-@pytest.mark.parametrize("variant", ["two-turn", "two-turn-inferred", "peek-two-turn-max"])
+@pytest.mark.parametrize(
+    "variant", ["two-turn", "two-turn-inferred", "peek-two-turn-max", "believed-beam-reply"]
+)
 def test_every_kind_of_variant_plays_legal_whole_games(bench: ModuleType, variant: str) -> None:
     agent = bench.InformedSearch(3, **bench.VARIANTS[variant])
     scored = []
@@ -134,6 +136,84 @@ def test_every_kind_of_variant_plays_legal_whole_games(bench: ModuleType, varian
     assert any(rounds >= 1 for rounds in scored)  # stage 3 ran, two turns deep
 
 
+def _battle_positions(seed: int, count: int) -> list[State]:
+    """``count`` positions at the starts of battle turns (from the third on) of greedy
+    1.5 games on the fitted deck, seeds from ``seed`` on (1.5 games are short)."""
+    positions: list[State] = []
+    while len(positions) < count:
+        state = State.new("1.5", {"seed": seed})
+        agents = [make_agent("greedy", 1), make_agent("greedy", 2)]
+        for agent in agents:
+            agent.deck_policy = FITTED_DECK  # type: ignore[attr-defined]
+        turn = None
+        while not state.is_terminal and len(positions) < count:
+            if state.phase == Phase.BATTLE and state.turn >= 2 and state.turn != turn:
+                turn = state.turn
+                positions.append(state.clone())
+            state.apply(agents[state.current_player].act(state))
+        seed += 1
+    return positions
+
+
+def _greedy_turn(world: State, weights: object) -> State:
+    """``world`` (in place) after the active player's greedy turn, PASS not played."""
+    from cardarena.locm.agents.greedy import best_greedy_action
+
+    for _ in range(12):
+        action = best_greedy_action(world, weights=weights)  # type: ignore[arg-type]
+        if action.type == ActionType.PASS or world.is_terminal:
+            break
+        world.execute(action)
+    return world
+
+
+def _snapshot(world: State) -> tuple[object, ...]:
+    from cardarena.locm.agents.search_v2 import position_key
+
+    return (world.active, world.winner, position_key(world))
+
+
+def test_the_beam_reply_is_a_legal_turn_at_least_as_good_as_any_one_action(
+    bench: ModuleType,
+) -> None:
+    from cardarena.locm.agents.evaluation import TUNED, evaluate
+
+    positions = _battle_positions(15, 8)
+    beats_greedy = 0
+    for position in positions:
+        player = position.active
+        world = position.clone()
+        for action in bench.beam_turn(position.clone(), TUNED, 3):
+            assert world.is_legal(action)
+            world.execute(action)
+        mine = evaluate(world, player, TUNED)
+        one_action = [evaluate(position, player, TUNED)]
+        for action in position.legal_actions():
+            if action.type == ActionType.PASS:
+                continue
+            child = position.clone()
+            child.execute(action)
+            if not child.is_terminal:
+                one_action.append(evaluate(child, player, TUNED))
+        assert mine >= max(one_action) or world.winner == player
+        beats_greedy += mine > evaluate(_greedy_turn(position.clone(), TUNED), player, TUNED)
+    assert len(positions) == 8 and beats_greedy >= 1  # it finds turns greedy misses
+
+
+def test_the_beam_reply_is_played_in_stage_three_only(bench: ModuleType) -> None:
+    agent = bench.InformedSearch(4, **bench.VARIANTS["believed-beam-reply"])
+    greedy = bench.InformedSearch(4, **bench.VARIANTS["believed"])
+    differ = 0
+    for position in _battle_positions(16, 6):
+        player = position.active
+        plain = _snapshot(greedy._reply(position.clone(), player))
+        assert _snapshot(agent._reply(position.clone(), player)) == plain  # stage 2: greedy's
+        agent._sampling = True
+        differ += _snapshot(agent._reply(position.clone(), player)) != plain
+        agent._sampling = False
+    assert differ >= 1
+
+
 def test_bad_options_are_refused(bench: ModuleType) -> None:
     with pytest.raises(ValueError, match="peek"):
         bench.InformedSearch(1, peek=("everything",))
@@ -141,6 +221,8 @@ def test_bad_options_are_refused(bench: ModuleType) -> None:
         bench.InformedSearch(1, two_turn="three")
     with pytest.raises(ValueError, match="opponent"):
         bench.InformedSearch(1, opponent="psychic")
+    with pytest.raises(ValueError, match="reply_beam"):
+        bench.InformedSearch(1, reply_beam=-1)
 
 
 def test_the_command_plays_a_variant_against_search_v1() -> None:
