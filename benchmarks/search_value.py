@@ -113,6 +113,14 @@ def log_loss(network: ValueNetwork, x: np.ndarray, y: np.ndarray) -> float:
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
+def calibration(network: ValueNetwork, x: np.ndarray, y: np.ndarray) -> list[tuple[int, float]]:
+    """Per tenth of the network's win chance (0-10%, ..., 90-100%): the positions in it
+    and the share of them won (NaN if none)."""
+    tenth = np.minimum((network.values(x) * 10).astype(int), 9)
+    return [(int((tenth == k).sum()), float(y[tenth == k].mean()) if (tenth == k).any()
+             else float("nan")) for k in range(10)]  # fmt: skip
+
+
 def fine_tune(x: np.ndarray, y: np.ndarray, start: ValueNetwork, epochs: int,
               learning_rate: float, seed: int = 0) -> ValueNetwork:  # fmt: skip
     """``start`` fitted to (x, y) by Adam on the cross-entropy, batches of 256."""
@@ -156,6 +164,11 @@ def fit(files: list[Path], out: Path, epochs: int, learning_rate: float) -> None
     print(f"{len(games)} games, {len(x)} positions ({held.sum()} held out)")
     print(f"held-out log-loss: learned-v2 {log_loss(start, x[held], y[held]):.4f}, "
           f"fine-tuned {log_loss(tuned, x[held], y[held]):.4f}")  # fmt: skip
+    print("held-out positions by the win chance rated, and the share won:")
+    for name, network in (("learned-v2", start), ("fine-tuned", tuned)):
+        cells = [f"{count} {won:.0%}" if count else "0"
+                 for count, won in calibration(network, x[held], y[held])]  # fmt: skip
+        print(f"  {name:>10}: " + " | ".join(cells))
     np.save(out, _flat(tuned))
     print(f"weights -> {out}")
 

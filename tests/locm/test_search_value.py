@@ -88,6 +88,26 @@ def test_fine_tuning_fits_the_labels(bench: ModuleType) -> None:
     assert tuned.hidden == hidden and bench.log_loss(teacher, x, y) < before
 
 
+def test_calibration_counts_the_positions_of_each_tenth_and_their_wins(
+    bench: ModuleType,
+) -> None:
+    rng = np.random.default_rng(5)
+    hidden = 4
+    network = ValueNetwork(
+        rng.normal(0, 1.0, FEATURES * hidden + hidden * hidden + 3 * hidden + 1), hidden
+    )
+    x = rng.normal(0, 1, (500, FEATURES))
+    p = network.values(x)
+    y = (p > 0.5).astype(np.float64)
+    table = bench.calibration(network, x, y)
+    assert len(table) == 10 and sum(count for count, _won in table) == 500
+    for k, (count, won) in enumerate(table):
+        inside = (p >= k / 10) & ((p < (k + 1) / 10) | (k == 9))
+        assert count == int(inside.sum())
+        if count:
+            assert won == (1.0 if k >= 5 else 0.0)
+
+
 def test_the_commands_generate_fit_and_play(bench: ModuleType, tmp_path: Path) -> None:
     positions, weights = tmp_path / "positions.npz", tmp_path / "value.npy"
     run = [sys.executable, str(SCRIPT)]
