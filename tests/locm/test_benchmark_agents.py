@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 from cardarena.locm.agents.cardscore import AGGRO_DECK, DEFAULT_DECK, FITTED_DECK
+from tests.locm.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "agents.py"
@@ -76,10 +76,7 @@ def _builtin_names() -> list[str]:
 
 
 def test_one_deck_policy_for_every_agent_leaves_only_battle_play_different() -> None:
-    spec = importlib.util.spec_from_file_location("agents_benchmark", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    benchmark = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(benchmark)
+    benchmark = load_script(SCRIPT, "agents_benchmark")
     own = benchmark.make_players("search-v1", "greedy", 1, 1.0, None)
     assert own[0].deck_policy is AGGRO_DECK and own[1].deck_policy is DEFAULT_DECK
     same = benchmark.make_players("search-v1", "greedy", 1, 1.0, "fitted")

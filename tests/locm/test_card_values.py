@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -21,17 +20,14 @@ from cardarena.locm.agents.cardvalues_data import CARD_VALUES, FEATURE_WEIGHTS
 from cardarena.locm.engine.cards import CARD_LIST, Card
 from cardarena.locm.engine.rules import VERSIONS, ruleset
 from cardarena.locm.engine.state import State
+from tests.locm.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "fit_card_values.py"
 
 
 def _fitting_module():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("fit_card_values", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "fit_card_values")
 
 
 def test_every_version_has_weights_for_every_feature() -> None:

@@ -3,7 +3,6 @@ turn further or believe the opponent builds as we do, played against search-v1."
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import subprocess
@@ -18,6 +17,7 @@ from cardarena.locm.agents import make_agent
 from cardarena.locm.agents.cardscore import FITTED_DECK
 from cardarena.locm.agents.search_rollouts import mirror_deck
 from cardarena.locm.engine.state import ActionType, Phase, State
+from tests.locm.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "information_value.py"
@@ -25,11 +25,7 @@ SCRIPT = ROOT / "benchmarks" / "information_value.py"
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("information_value", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "information_value")
 
 
 def _bases(cards: object) -> Counter[int]:

@@ -3,7 +3,6 @@ legally, ships numpy-only weights, and its training command runs end to end."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -23,14 +22,13 @@ from cardarena.locm.agents.learned_v2 import (
 )
 from cardarena.locm.engine.state import Phase
 from tests.locm.fast_differential import battle_positions
+from tests.locm.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _numba() -> None:
     pytest.importorskip("numba", reason="the compiled engine needs numba (the fast extra)")
-
-
 
 
 @pytest.mark.parametrize("version", ["1.0", "1.2", "1.5"])
@@ -117,12 +115,7 @@ def test_builds_the_fitted_deck() -> None:
 
 
 def _training_script():  # type: ignore[no-untyped-def]
-    path = ROOT / "scripts" / "train_learned.py"
-    spec = importlib.util.spec_from_file_location("train_learned", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "scripts" / "train_learned.py", "train_learned")
 
 
 def test_the_training_command_runs_end_to_end(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ and search-v3 playing with it."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -18,6 +17,7 @@ import pytest
 from cardarena.locm.agents.greedy import GreedyAgent
 from cardarena.locm.agents.learned_v2 import FEATURES, ValueNetwork, position_features
 from cardarena.locm.engine.state import Action, ActionType, Phase, State
+from tests.locm.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "search_value.py"
@@ -25,11 +25,7 @@ SCRIPT = ROOT / "benchmarks" / "search_value.py"
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("search_value", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "search_value")
 
 
 class _Recording(GreedyAgent):
