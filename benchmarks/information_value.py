@@ -9,7 +9,7 @@ variants of search-v3 against search-v1, some of them *peeking* at cards a playe
 cannot see, to find where the missing strength is. A peeking variant is a diagnostic,
 never an agent to play with: it reads the opponent's hand or its own deck order.
 
-The variants (:data:`VARIANTS`) differ in three ways:
+The variants (:data:`VARIANTS`) differ in four ways:
 
 * ``peek``: the hidden cards the search keeps as they truly are: "opponent" (its hand
   and deck) or "opponent-hand" (its hand alone; its deck is the guessed cards less
@@ -24,6 +24,9 @@ The variants (:data:`VARIANTS`) differ in three ways:
   builds from the pool, less the cards the opponent has been seen to play (its last
   actions, turn by turn). "inferred": the same, the hand drawn with a quarter of the
   weight on cards the opponent could have paid for with the mana it left unspent.
+* ``reply_beam``: how the opponent replies in stage 3. 0: as greedy does, one action at
+  a time (search-v3). Above 0: its best turn by a beam search of that width, scored by
+  the static evaluation from its side (:func:`beam_turn`), as search-v1 plans a turn.
 
 Each variant plays ``--games`` games against search-v1, both building the fitted deck,
 one worker, the official limits (variants with ``budget_s`` or ``budget_scale`` think
