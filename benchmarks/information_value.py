@@ -355,6 +355,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "two-turn-believed-3x-time": {"two_turn": "policy", "opponent": "believed", "budget_scale": 3},
     "believed": {"opponent": "believed"},
     "believed-beam-reply": {"opponent": "believed", "reply_beam": 3},
+    "two-turn-believed-beam-reply": {"two_turn": "policy", "opponent": "believed", "reply_beam": 3},
 }
 """Name -> :class:`InformedSearch` options."""
 

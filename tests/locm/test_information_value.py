@@ -118,7 +118,14 @@ def test_a_peeking_world_has_the_true_hidden_cards(bench: ModuleType) -> None:
 
 
 @pytest.mark.parametrize(
-    "variant", ["two-turn", "two-turn-inferred", "peek-two-turn-max", "believed-beam-reply"]
+    "variant",
+    [
+        "two-turn",
+        "two-turn-inferred",
+        "peek-two-turn-max",
+        "believed-beam-reply",
+        "two-turn-believed-beam-reply",
+    ],
 )
 def test_every_kind_of_variant_plays_legal_whole_games(bench: ModuleType, variant: str) -> None:
     agent = bench.InformedSearch(3, **bench.VARIANTS[variant])
