@@ -31,11 +31,18 @@ import random
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from cardarena.locm.agents.cardscore import FITTED_DECK
-from cardarena.locm.agents.learned_v2 import FEATURES, ValueNetwork, load_weights, position_features
+from cardarena.locm.agents.learned_v2 import (
+    FEATURES,
+    ValueNetwork,
+    fit_network,
+    load_weights,
+    position_features,
+)
 from cardarena.locm.agents.search import SearchAgent
 from cardarena.locm.agents.search_v3 import SearchAgentV3
 from cardarena.locm.engine.state import ActionType, Phase, State
@@ -45,7 +52,6 @@ SELF_PLAY_SHARE = 0.7
 SAVE_EVERY = 25
 HELD_OUT = 6
 """One game in this many (chosen at random, seeded) is held out of the fit."""
-BATCH = 256
 ENV_VAR = "CARDARENA_SEARCH_VALUE"
 
 
@@ -103,11 +109,6 @@ def generate(games: int, seed: int, workers: int, time_scale: float, out: Path) 
     print(f"{games} games, {positions} positions -> {out}")
 
 
-def _flat(network: ValueNetwork) -> np.ndarray:
-    return np.concatenate([network.w1.ravel(), network.b1, network.w2.ravel(), network.b2,
-                           network.w3, network.b3])  # fmt: skip
-
-
 def log_loss(network: ValueNetwork, x: np.ndarray, y: np.ndarray) -> float:
     p = np.clip(network.values(x), 1e-7, 1 - 1e-7)
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
@@ -123,32 +124,12 @@ def calibration(network: ValueNetwork, x: np.ndarray, y: np.ndarray) -> list[tup
 
 def fine_tune(x: np.ndarray, y: np.ndarray, start: ValueNetwork, epochs: int,
               learning_rate: float, seed: int = 0) -> ValueNetwork:  # fmt: skip
-    """``start`` fitted to (x, y) by Adam on the cross-entropy, batches of 256."""
-    flat = _flat(start).copy()
-    hidden = start.hidden
-    m = np.zeros_like(flat)
-    v = np.zeros_like(flat)
-    rng = np.random.default_rng(seed)
-    step = 0
-    for _epoch in range(epochs):
-        order = rng.permutation(len(x))
-        for at in range(0, len(x), BATCH):
-            idx = order[at : at + BATCH]
-            net = ValueNetwork(flat, hidden)  # views into ``flat``
-            xb, yb = x[idx], y[idx]
-            a1 = np.tanh(xb @ net.w1 + net.b1)
-            a2 = np.tanh(a1 @ net.w2 + net.b2)
-            p = 1.0 / (1.0 + np.exp(-(a2 @ net.w3 + net.b3[0])))
-            dz = (p - yb) / len(idx)
-            d2 = np.outer(dz, net.w3) * (1 - a2 * a2)
-            d1 = (d2 @ net.w2.T) * (1 - a1 * a1)
-            grad = np.concatenate([(xb.T @ d1).ravel(), d1.sum(0), (a1.T @ d2).ravel(),
-                                   d2.sum(0), a2.T @ dz, [dz.sum()]])  # fmt: skip
-            step += 1
-            m = 0.9 * m + 0.1 * grad
-            v = 0.999 * v + 0.001 * grad * grad
-            flat -= learning_rate * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
-    return ValueNetwork(flat, hidden)
+    """A copy of ``start`` fitted to (x, y) by learned-v2's training step
+    (:func:`~cardarena.locm.agents.learned_v2.fit_network`), a fresh Adam state."""
+    flat = start.flat.copy()
+    adam: list[Any] = [np.zeros_like(flat), np.zeros_like(flat), 0]
+    fit_network(flat, start.hidden, x, y, adam, learning_rate, epochs, np.random.default_rng(seed))
+    return ValueNetwork(flat, start.hidden)
 
 
 def fit(files: list[Path], out: Path, epochs: int, learning_rate: float) -> None:
@@ -169,7 +150,7 @@ def fit(files: list[Path], out: Path, epochs: int, learning_rate: float) -> None
         cells = [f"{count} {won:.0%}" if count else "0"
                  for count, won in calibration(network, x[held], y[held])]  # fmt: skip
         print(f"  {name:>10}: " + " | ".join(cells))
-    np.save(out, _flat(tuned))
+    np.save(out, tuned.flat)
     print(f"weights -> {out}")
 
 

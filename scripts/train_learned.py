@@ -36,6 +36,8 @@ for _name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "M
 
 import numpy as np  # noqa: E402
 
+from cardarena.locm.agents.learned_v2 import fit_network  # noqa: E402
+
 VERSIONS = ("1.0", "1.2", "1.5")
 DECK_KINDS = ("fitted", "scored", "random")
 
@@ -207,41 +209,8 @@ class Trainer:
         """Adam epochs over the window's positions; returns the last epoch's mean loss."""
         x = np.concatenate([item[0] for item in self.window])
         y = np.concatenate([item[1] for item in self.window])
-        params = self.S.unpack(self.net, self.hidden)
-        m, v, t = self.adam
-        lr = self.args.learning_rate
-        loss_sum = 0.0
-        for _epoch in range(self.args.epochs):
-            order = self.rng.permutation(len(x))
-            loss_sum = 0.0
-            for start in range(0, len(x), 256):
-                idx = order[start : start + 256]
-                xb, yb = x[idx], y[idx]
-                w1, b1, w2, b2, w3, b3 = params
-                a1 = np.tanh(xb @ w1 + b1)
-                a2 = np.tanh(a1 @ w2 + b2)
-                p = 1.0 / (1.0 + np.exp(-(a2 @ w3 + b3[0])))
-                eps = 1e-7
-                loss_sum += float(-np.sum(yb * np.log(p + eps) + (1 - yb) * np.log(1 - p + eps)))
-                dz = (p - yb) / len(idx)
-                g_w3 = a2.T @ dz
-                g_b3 = np.array([dz.sum()])
-                d2 = np.outer(dz, w3) * (1 - a2 * a2)
-                g_w2 = a1.T @ d2
-                g_b2 = d2.sum(axis=0)
-                d1 = (d2 @ w2.T) * (1 - a1 * a1)
-                g_w1 = xb.T @ d1
-                g_b1 = d1.sum(axis=0)
-                grad = self.S.pack([g_w1, g_b1, g_w2, g_b2, g_w3, g_b3])
-                t += 1
-                m *= 0.9
-                m += 0.1 * grad
-                v *= 0.999
-                v += 0.001 * grad * grad
-                step = lr * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
-                self.net -= step  # params are views into self.net
-        self.adam = [m, v, t]
-        return loss_sum / max(1, len(x))
+        return fit_network(self.net, self.hidden, x, y, self.adam, self.args.learning_rate,
+                           self.args.epochs, self.rng)  # fmt: skip
 
     def add(self, winners: np.ndarray, x: np.ndarray, game: np.ndarray, seat: np.ndarray) -> None:
         self.window.append((x, self.targets(winners, x, game, seat)))

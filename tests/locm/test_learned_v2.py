@@ -198,3 +198,20 @@ def test_training_is_deterministic_version_by_version(tmp_path: Path) -> None:
     assert script.main([*tiny, *both]) == 0
     with np.load(tmp_path / "a.npz") as a, np.load(tmp_path / "b.npz") as b:
         assert np.array_equal(a["net/1.5"], b["net/1.5"])
+
+
+def test_fitting_updates_a_float64_vector_in_place_or_refuses() -> None:
+    from cardarena.locm.agents.learned_v2 import fit_network
+
+    rng = np.random.default_rng(2)
+    hidden = 4
+    size = FEATURES * hidden + hidden * hidden + 3 * hidden + 1
+    flat = rng.normal(0, 0.3, size)
+    x = rng.normal(0, 1, (300, FEATURES))
+    y = (x[:, 0] > 0).astype(np.float64)
+    adam: list[object] = [np.zeros(size), np.zeros(size), 0]
+    before = flat.copy()
+    fit_network(flat, hidden, x, y, adam, 1e-2, 2, rng)
+    assert not np.array_equal(flat, before) and adam[2] == 4  # 2 epochs of 2 batches
+    with pytest.raises(TypeError, match="float64"):
+        fit_network(flat.astype(np.float32), hidden, x, y, adam, 1e-2, 1, rng)

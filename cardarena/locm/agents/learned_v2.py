@@ -162,6 +162,8 @@ class ValueNetwork:
             raise ValueError(f"a network of {hidden} hidden units has {expected} numbers, "
                              f"got {flat.shape}")  # fmt: skip
         self.hidden = hidden
+        self.flat = flat
+        """All the parameters as one vector (the ones below are views into it)."""
         at = 0
         parts = []
         for shape in ((FEATURES, hidden), (hidden,), (hidden, hidden), (hidden,), (hidden,), (1,)):
@@ -176,6 +178,51 @@ class ValueNetwork:
         h = np.tanh(h @ self.w2 + self.b2)
         z = h @ self.w3 + self.b3[0]
         return 1.0 / (1.0 + np.exp(-z))
+
+
+FIT_BATCH = 256
+
+
+def fit_network(flat: np.ndarray, hidden: int, x: np.ndarray, y: np.ndarray,
+                adam: list[Any], learning_rate: float, epochs: int,
+                rng: np.random.Generator) -> float:  # fmt: skip
+    """Fit the network ``flat`` (float64, updated in place) to the chances ``y`` of the
+    rows of ``x``: Adam epochs on the cross-entropy, batches of :data:`FIT_BATCH` in an
+    order drawn from ``rng``. ``adam`` is the optimiser's [m, v, steps], updated in place,
+    so that fits can continue one another. Returns the last epoch's mean loss.
+
+    Used by training (``scripts/train_learned.py``) and fine-tuning
+    (``benchmarks/search_value.py``); playing needs none of it."""
+    if not isinstance(flat, np.ndarray) or flat.dtype != np.float64:
+        raise TypeError("fit_network updates a float64 vector in place")
+    net = ValueNetwork(flat, hidden)  # its parameters are views into ``flat``
+    w1, b1, w2, b2, w3, b3 = net.w1, net.b1, net.w2, net.b2, net.w3, net.b3
+    m, v, t = adam
+    loss_sum = 0.0
+    for _epoch in range(epochs):
+        order = rng.permutation(len(x))
+        loss_sum = 0.0
+        for start in range(0, len(x), FIT_BATCH):
+            idx = order[start : start + FIT_BATCH]
+            xb, yb = x[idx], y[idx]
+            a1 = np.tanh(xb @ w1 + b1)
+            a2 = np.tanh(a1 @ w2 + b2)
+            p = 1.0 / (1.0 + np.exp(-(a2 @ w3 + b3[0])))
+            eps = 1e-7
+            loss_sum += float(-np.sum(yb * np.log(p + eps) + (1 - yb) * np.log(1 - p + eps)))
+            dz = (p - yb) / len(idx)
+            d2 = np.outer(dz, w3) * (1 - a2 * a2)
+            d1 = (d2 @ w2.T) * (1 - a1 * a1)
+            grad = np.concatenate([(xb.T @ d1).ravel(), d1.sum(axis=0), (a1.T @ d2).ravel(),
+                                   d2.sum(axis=0), a2.T @ dz, [dz.sum()]])  # fmt: skip
+            t += 1
+            m *= 0.9
+            m += 0.1 * grad
+            v *= 0.999
+            v += 0.001 * grad * grad
+            flat -= learning_rate * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+    adam[:] = [m, v, t]
+    return loss_sum / max(1, len(x))
 
 
 class Weights:
