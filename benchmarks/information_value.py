@@ -263,7 +263,7 @@ class InformedSearch(SearchAgentV3):
     def _determiniser(self, root: State, player: int) -> Determiniser:
         guess: Determiniser
         if self.opponent == "public" or not self._mirror:
-            guess = Determiniser(root, player, self.public_pool, self.public_draft)
+            guess = super()._determiniser(root, player)
         else:
             leftover = None
             if self.opponent == "inferred":
