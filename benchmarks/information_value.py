@@ -9,7 +9,7 @@ variants of search-v3 against search-v1, some of them *peeking* at cards a playe
 cannot see, to find where the missing strength is. A peeking variant is a diagnostic,
 never an agent to play with: it reads the opponent's hand or its own deck order.
 
-The variants (:data:`VARIANTS`) differ in four ways:
+The variants (:data:`VARIANTS`) differ in these ways:
 
 * ``peek``: the hidden cards the search keeps as they truly are: "opponent" (its hand
   and deck) or "opponent-hand" (its hand alone; its deck is the guessed cards less
@@ -27,6 +27,10 @@ The variants (:data:`VARIANTS`) differ in four ways:
 * ``reply_beam``: how the opponent replies in stage 3. 0: as greedy does, one action at
   a time (search-v3). Above 0: its best turn by a beam search of that width, scored by
   the static evaluation from its side (:func:`beam_turn`), as search-v1 plans a turn.
+* ``blend`` and ``rounds_ahead`` (two turns only): a sampled world scores the mean of
+  the one-turn and two-turn scores (``blend``); or the look goes ``rounds_ahead`` of our
+  turns further, the opponent replying greedily between them (2: our turn, its reply,
+  our next turn, its next reply, our turn after that).
 
 Each variant plays ``--games`` games against search-v1, both building the fitted deck,
 one worker, the official limits (variants with ``budget_s`` or ``budget_scale`` think
@@ -201,10 +205,15 @@ class InformedSearch(SearchAgentV3):
         budget_s: float | None = None,
         budget_scale: float = 1.0,
         reply_beam: int = 0,
+        blend: bool = False,
+        rounds_ahead: int = 1,
         **options: Any,
     ) -> None:
         """``reply_beam`` 0: stage 3's opponent replies as greedy does (search-v3); above
-        0: it plays its best turn by a beam of that width (:func:`beam_turn`)."""
+        0: it plays its best turn by a beam of that width (:func:`beam_turn`). ``blend``
+        (two turns only): a sampled world scores the mean of the position after the
+        opponent's reply and the position after our next turn. ``rounds_ahead`` (two
+        turns only): how many of our turns the look plays before it scores."""
         if two_turn != "off":
             options.setdefault("reply_share", TWO_TURN_REPLY_SHARE)
         super().__init__(seed, **options)
@@ -214,7 +223,14 @@ class InformedSearch(SearchAgentV3):
             raise ValueError(f"opponent is one of {OPPONENT_MODELS}")
         if reply_beam < 0:
             raise ValueError("reply_beam is 0 (greedy's reply) or a beam width")
+        if (blend or rounds_ahead != 1) and two_turn != "policy":
+            raise ValueError("blend and rounds_ahead look past one turn: they need "
+                             "two_turn='policy'")  # fmt: skip
+        if rounds_ahead < 1:
+            raise ValueError("rounds_ahead is at least 1 (our next turn)")
         self.reply_beam = reply_beam
+        self.blend = blend
+        self.rounds_ahead = rounds_ahead
         self._sampling = False
         """Stage 3 is running (``reply_beam`` applies there only)."""
         self.peek = frozenset(peek)
@@ -324,10 +340,20 @@ class InformedSearch(SearchAgentV3):
         if self.two_turn == "off" or world.is_terminal:
             return self._score_world(world, player)
         if self.two_turn == "policy":
-            play_learned_reply(world, 1 - player, self.network)
+            one_turn = self._score_world(world, player) if self.blend else None
+            for ahead in range(self.rounds_ahead):
+                if ahead:  # the opponent's next reply, then our turn after that
+                    self._reply(world, player)
+                    if world.is_terminal:
+                        break
+                play_learned_reply(world, 1 - player, self.network)
+                if world.is_terminal or world.active != player:
+                    break
             if world.is_terminal or world.active != player:
-                return self._score_world(world, player)
-            return _after_pass(self, world, player)
+                two_turn = self._score_world(world, player)
+            else:
+                two_turn = _after_pass(self, world, player)
+            return two_turn if one_turn is None else (one_turn + two_turn) / 2
         world.apply(PASS)
         if world.is_terminal:
             return self._score_world(world, player)
@@ -356,6 +382,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "believed": {"opponent": "believed"},
     "believed-beam-reply": {"opponent": "believed", "reply_beam": 3},
     "two-turn-believed-beam-reply": {"two_turn": "policy", "opponent": "believed", "reply_beam": 3},
+    "two-turn-believed-blend": {"two_turn": "policy", "opponent": "believed", "blend": True},
+    "two-rounds-believed": {"two_turn": "policy", "opponent": "believed", "rounds_ahead": 2},
 }
 """Name -> :class:`InformedSearch` options."""
 

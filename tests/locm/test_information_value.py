@@ -217,6 +217,47 @@ def test_the_beam_reply_is_played_in_stage_three_only(bench: ModuleType) -> None
     assert differ >= 1
 
 
+def test_a_blended_world_scores_the_mean_of_its_one_and_two_turn_scores(
+    bench: ModuleType,
+) -> None:
+    blend = bench.InformedSearch(5, **bench.VARIANTS["two-turn-believed-blend"])
+    one_turn = bench.InformedSearch(5, **bench.VARIANTS["believed"])
+    two_turn = bench.InformedSearch(5, **bench.VARIANTS["two-turn-believed"])
+    apart = 0
+    for position in _battle_positions(17, 6):
+        player = position.active
+        world = blend._reply(position.clone(), player)  # the opponent has replied
+        scores = [agent._sampled_score(world.clone(), player) for agent in (one_turn, two_turn)]
+        assert blend._sampled_score(world.clone(), player) == pytest.approx(sum(scores) / 2)
+        apart += abs(scores[0] - scores[1]) > 1
+    assert apart >= 1  # the two scores are not the same number
+
+
+def test_two_rounds_ahead_score_our_turn_after_the_next_reply(bench: ModuleType) -> None:
+    from cardarena.locm.agents.search_v3 import play_learned_reply
+
+    agent = bench.InformedSearch(6, **bench.VARIANTS["two-rounds-believed"])
+    scored = 0
+    for position in _battle_positions(18, 6):
+        player = position.active
+        world = agent._reply(position.clone(), player)
+        by_hand = world.clone()  # the same look, played out here: our turn, its reply, ours
+        play_learned_reply(by_hand, 1 - player, agent.network)
+        if by_hand.is_terminal:
+            continue
+        agent._reply(by_hand, player)
+        if by_hand.is_terminal:
+            continue
+        play_learned_reply(by_hand, 1 - player, agent.network)
+        if by_hand.is_terminal:
+            continue
+        assert by_hand.turn == world.turn + 3 and by_hand.active == player
+        expected = bench._after_pass(agent, by_hand, player)
+        assert agent._sampled_score(world.clone(), player) == pytest.approx(expected)
+        scored += 1
+    assert scored >= 1
+
+
 def test_bad_options_are_refused(bench: ModuleType) -> None:
     with pytest.raises(ValueError, match="peek"):
         bench.InformedSearch(1, peek=("everything",))
@@ -226,6 +267,10 @@ def test_bad_options_are_refused(bench: ModuleType) -> None:
         bench.InformedSearch(1, opponent="psychic")
     with pytest.raises(ValueError, match="reply_beam"):
         bench.InformedSearch(1, reply_beam=-1)
+    with pytest.raises(ValueError, match="blend"):
+        bench.InformedSearch(1, blend=True)
+    with pytest.raises(ValueError, match="rounds_ahead"):
+        bench.InformedSearch(1, two_turn="policy", rounds_ahead=0)
 
 
 def test_the_command_plays_a_variant_against_search_v1() -> None:
