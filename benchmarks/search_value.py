@@ -132,11 +132,25 @@ def fine_tune(x: np.ndarray, y: np.ndarray, start: ValueNetwork, epochs: int,
     return ValueNetwork(flat, start.hidden)
 
 
-def fit(files: list[Path], out: Path, epochs: int, learning_rate: float) -> None:
-    data = [np.load(path) for path in files]
-    x = np.concatenate([d["x"] for d in data])
-    y = np.concatenate([d["y"] for d in data])
-    game = np.concatenate([d["game"] for d in data])
+def load_positions(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The features, labels and games of a file ``generate`` wrote; ValueError if it is
+    not one."""
+    refusal = f"{path}: not a positions file written by 'search_value.py generate'"
+    try:
+        with np.load(path) as data:
+            x, y, game = data["x"], data["y"], data["game"]
+    except Exception as error:  # not a file, not an .npz, or not ours
+        raise ValueError(refusal) from error
+    if x.ndim != 2 or x.shape[1:] != (FEATURES,) or not len(x) == len(y) == len(game):
+        raise ValueError(refusal)
+    return x, y, game
+
+
+def fit(data: list[tuple[np.ndarray, np.ndarray, np.ndarray]], out: Path, epochs: int,
+        learning_rate: float) -> None:  # fmt: skip
+    """Fine-tune on the positions of ``data`` (as :func:`load_positions` reads them), print
+    the held-out log-loss and calibration, and write the weights to ``out``."""
+    x, y, game = (np.concatenate(column) for column in zip(*data, strict=True))
     games = np.unique(game)
     rng = np.random.default_rng(0)
     held = np.isin(game, rng.choice(games, size=max(1, len(games) // HELD_OUT), replace=False))
@@ -195,14 +209,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.epochs < 1 or not args.learning_rate > 0:
         parser.error("--epochs must be at least 1, --learning-rate above 0")
+    data = []
     for path in args.files:
         try:
-            with np.load(path) as data:
-                if data["x"].shape[1:] != (FEATURES,) or len(data["x"]) != len(data["y"]):
-                    raise ValueError
-        except Exception:  # not an .npz, or not ours: one line, not a traceback
-            parser.error(f"{path}: not a positions file written by 'search_value.py generate'")
-    fit(args.files, args.out, args.epochs, args.learning_rate)
+            data.append(load_positions(path))
+        except ValueError as error:  # one line, not a traceback
+            parser.error(str(error))
+    fit(data, args.out, args.epochs, args.learning_rate)
     return 0
 
 
