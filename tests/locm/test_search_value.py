@@ -165,3 +165,15 @@ def test_bad_input_is_one_line_and_exit_2(
     )  # fmt: skip
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert message in done.stderr.strip().splitlines()[-1]
+
+
+def test_a_positions_file_without_its_games_is_refused(tmp_path: Path) -> None:
+    partial = tmp_path / "no-games.npz"
+    np.savez(partial, x=np.zeros((3, FEATURES)), y=np.zeros(3))
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "fit", str(partial), "--out", str(tmp_path / "w.npy")],
+        capture_output=True, text=True, timeout=120, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no-games.npz: not a positions file" in done.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "w.npy").exists()
