@@ -10,9 +10,11 @@ texts: each mutation is refused with the clear error or accepted and consistent.
 from __future__ import annotations
 
 import copy
+import doctest
 import json
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -466,3 +468,9 @@ def test_mutated_input_texts_are_refused_clearly_or_consistent(
         assert_clear(error)
         return
     assert_consistent(rebuilt)
+
+
+def test_the_engine_doc_examples_run() -> None:
+    doc = Path(__file__).resolve().parents[2] / "docs" / "engine.md"
+    result = doctest.testfile(str(doc), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 5 and result.failed == 0
