@@ -276,7 +276,8 @@ def test_off_and_unavailable_fall_back_with_one_warning(tmp_path: Path) -> None:
     base = [*LOCM, "play", "-p1", passer, "-p2", "builtin:greedy", "--no-sandbox",
             "--time-scale", "10"]  # fmt: skip
     env = dict(os.environ, CARDARENA_CGROUPS="off")
-    done = subprocess.run([*base, "-l", "/dev/stdout"], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run([*base, "-l", "/dev/stdout"], cwd=ROOT, capture_output=True,
+                          text=True, env=env, timeout=120)  # fmt: skip
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert '"cpuMs": [null, null]' in done.stdout
     # An unprivileged user with no delegated cgroup: one warning line, the game is played.
