@@ -262,11 +262,13 @@ def test_a_tournament_gives_every_bot_its_own_cgroup(tmp_path: Path, tag: str) -
         records = store.records(with_logs=True)
         logs = [store.log(r.key) for r in records]
     assert len(records) == 4
-    assert all(r.error_kind is None and r.end_reason == "HEALTH" for r in records)
+    # No timeout, no crash: the PASS bot lost on health, or a long game hit the turn limit.
+    assert all(r.error_seat is None and r.error_kind is None for r in records)
+    assert all(r.end_reason in ("HEALTH", "TURN_LIMIT") for r in records)
     for record, log in zip(records, logs, strict=True):
         assert log is not None
-        winner = log["cardarena"]["players"][record.winner]
-        assert winner == honest
+        if record.end_reason == "HEALTH":
+            assert log["cardarena"]["players"][record.winner] == honest
         assert all(ms is not None and ms > 0 for ms in log["cardarena"]["cpuMs"])
     assert every_bot_cgroup() - before == set()
 
@@ -279,7 +281,7 @@ def test_off_and_unavailable_fall_back_with_one_warning(tmp_path: Path) -> None:
     done = subprocess.run([*base, "-l", "/dev/stdout"], cwd=ROOT, capture_output=True,
                           text=True, env=env, timeout=120)  # fmt: skip
     assert done.returncode == 0 and done.stderr == "", done.stderr
-    assert '"cpuMs": [null, null]' in done.stdout
+    assert '"cpuMs"' not in done.stdout  # nothing measured
     # An unprivileged user with no delegated cgroup: one warning line, the game is played.
     if os.geteuid() != 0:
         pytest.skip("needs root to run the referee as another user")
@@ -322,3 +324,23 @@ def test_where_the_referee_cgroups_are_found() -> None:
     # A hierarchy whose mounted root does not hold our cgroup is no use.
     elsewhere = "37 31 0:34 /other /sys/fs/cgroup/freezer rw - cgroup cgroup rw,freezer\n"
     assert cgroups.candidates(elsewhere, "6:freezer:/docker/abc\n") == {}
+
+
+def test_empty_cgroups_of_a_referee_that_is_gone_are_removed(kind: str) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    pid = int(dead.stdout)
+    assert not Path(f"/proc/{pid}").exists()
+    parents = cgroups.support(kind).parents
+    stale = [os.path.join(parent, f"{cgroups.NAME_PREFIX}{pid}-test") for parent in parents]
+    live = [os.path.join(parent, f"{cgroups.NAME_PREFIX}{os.getpid()}-test") for parent in parents]
+    try:
+        for directory in stale + live:
+            os.mkdir(directory)
+        removed = cgroups.remove_stale(parents)
+        assert sorted(removed) == sorted(stale)
+        assert all(os.path.isdir(directory) for directory in live)  # ours: alive, kept
+    finally:
+        for directory in stale + live:
+            if os.path.isdir(directory):
+                os.rmdir(directory)

@@ -370,7 +370,7 @@ class Support:
 
 def _probe_kind(kind: str, parents: tuple[str, ...]) -> str:
     """Why a bot could not be held in a cgroup of ``kind`` under ``parents`` ("" if it can):
-    make one, run ``true`` inside it through :meth:`BotCgroup.enter`, freeze, thaw, read its
+    make one, run a shell inside it through :meth:`BotCgroup.enter`, freeze, thaw, read its
     CPU time and remove it, as a game would."""
     try:
         group = KINDS[kind].make(parents)
@@ -386,7 +386,7 @@ def _probe_kind(kind: str, parents: tuple[str, ...]) -> str:
 def _try_out(group: BotCgroup) -> str:
     try:
         done = subprocess.run(
-            group.enter(["true"]), capture_output=True, timeout=PROBE_TIMEOUT_S,
+            group.enter(["/bin/sh", "-c", "exit 0"]), capture_output=True, timeout=PROBE_TIMEOUT_S,
             stdin=subprocess.DEVNULL, check=False,
         )  # fmt: skip
         if done.returncode != 0:
@@ -445,6 +445,38 @@ def warn_unsupported(program: str = "locm") -> None:
     )
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale(parents: Sequence[str]) -> list[str]:
+    """Remove the empty bot cgroups of referees that are gone (killed with SIGKILL, say);
+    a leftover that still holds processes is left alone. The removed directories."""
+    removed = []
+    for parent in parents:
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            continue
+        for name in names:
+            pid = name.removeprefix(NAME_PREFIX).partition("-")[0]
+            if not name.startswith(NAME_PREFIX) or not pid.isdigit() or _pid_alive(int(pid)):
+                continue
+            with contextlib.suppress(OSError):  # EBUSY: not empty
+                os.rmdir(os.path.join(parent, name))
+                removed.append(os.path.join(parent, name))
+    return removed
+
+
+_swept: set[tuple[str, ...]] = set()
+
+
 def create(program: str = "locm") -> BotCgroup | None:
     """A new cgroup for one bot, or None where cgroups cannot be had (warned once) or are
     off. CgroupModeError if ``CARDARENA_CGROUPS`` is not a mode."""
@@ -454,6 +486,9 @@ def create(program: str = "locm") -> BotCgroup | None:
         if chosen != "off":
             warn_unsupported(program)
         return None
+    if found.parents not in _swept:  # once per process
+        _swept.add(found.parents)
+        remove_stale(found.parents)
     try:
         return KINDS[found.kind].make(found.parents)
     except OSError as error:  # e.g. the parent was removed: say so, play on without

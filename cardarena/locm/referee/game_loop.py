@@ -317,8 +317,8 @@ def _outcome(
             "endReason": game.end_reason.name,
             "errorPlayer": game.error_player,
             "timeScale": time_control.scale if time_control.enabled else None,
-            "cpuMs": [_cpu_ms(player) for player in players],
-        },
+        }
+        | _cpu_times(players),
     )
     return GameOutcome(
         version=state.version,
@@ -334,10 +334,13 @@ def _outcome(
     )
 
 
-def _cpu_ms(player: Player) -> float | None:
-    """A bot's CPU time over the game, from its cgroup; None where none was measured."""
-    cpu_ns = getattr(player, "cpu_ns", None)
-    return None if cpu_ns is None else round(cpu_ns / 1e6, 3)
+def _cpu_times(players: Sequence[Player]) -> dict[str, list[float | None]]:
+    """``cpuMs``: each bot's CPU time over the game in ms, from its cgroup (None where none
+    was measured); left out when none was, so logs of built-in agents stay as they were."""
+    cpu_ns = [getattr(player, "cpu_ns", None) for player in players]
+    if all(ns is None for ns in cpu_ns):
+        return {}
+    return {"cpuMs": [None if ns is None else round(ns / 1e6, 3) for ns in cpu_ns]}
 
 
 def play_game(
