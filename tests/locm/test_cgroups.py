@@ -224,6 +224,56 @@ def test_a_frozen_bots_children_make_no_cpu_progress(tmp_path: Path, kind: str, 
         os.kill(spinner[0], 9)
 
 
+class Exploding:
+    """A player whose third answer raises: a bug in the referee's side of the game."""
+
+    name = "exploding"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def start(self) -> None:
+        return None
+
+    async def send(self, text: str, state: object, player: int) -> None:
+        self.asked += 1
+
+    async def receive(self, timeout_s: float | None) -> str | None:
+        if self.asked >= 3:
+            raise RuntimeError("the referee failed")
+        return "PASS"
+
+    def take_stderr(self) -> str | None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("ending", ["timeout", "crash", "referee exception"])
+def test_everything_in_the_cgroup_dies_however_the_game_ends(
+    tmp_path: Path, kind: str, tag: str, ending: str
+) -> None:
+    """Unsandboxed, so that only the cgroup can reach the detached spinners."""
+    then = {"timeout": "import time; time.sleep(600)", "crash": "os._exit(3)",
+            "referee exception": "pass"}[ending]  # fmt: skip
+    answer = '    print("PASS", flush=True)\n'
+    source = HOSTILE.replace(answer, f"{answer}    {then}\n")
+    hostile = bot(tmp_path, "hostile", source, tag)
+    opponent: object = Exploding() if ending == "referee exception" else "builtin:greedy"
+    if ending == "referee exception":
+        with pytest.raises(RuntimeError, match="the referee failed"):
+            play_game(hostile, opponent, version="1.5", params={"seed": 1},  # type: ignore[arg-type]
+                      time_control=TimeControl(SCALE), sandbox=False)  # fmt: skip
+    else:
+        outcome = play_game(hostile, opponent, version="1.5", params={"seed": 1},  # type: ignore[arg-type]
+                            time_control=TimeControl(0.5), sandbox=False)  # fmt: skip
+        assert outcome.error_player == 0 and f"started {CHILDREN}" in stderr_of(outcome, 0)
+    # Gone at once, not after a wait: the referee returned only once the cgroup was empty.
+    assert tagged_processes(tag) == []
+    assert ours() == set()
+
+
 def test_a_sandboxed_bot_cannot_leave_its_cgroup(tmp_path: Path, kind: str, tag: str) -> None:
     if not sandbox.support().ok:
         pytest.skip(f"no bubblewrap sandbox here: {sandbox.support().reason}")

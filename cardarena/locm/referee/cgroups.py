@@ -249,12 +249,12 @@ class BotCgroup:
 
     async def remove(self, timeout_s: float = REMOVE_TIMEOUT_S) -> bool:
         """Kill everything inside and remove the cgroup, waiting (bounded) for the kernel;
-        False if it is still there after ``timeout_s``."""
+        False (and one warning line) if it is still there after ``timeout_s``."""
         deadline = time.monotonic() + timeout_s
         delay = 0.001
         while not self._try_remove():
             if time.monotonic() >= deadline:
-                return False
+                return self._left()
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.05)
         return True
@@ -265,10 +265,18 @@ class BotCgroup:
         delay = 0.001
         while not self._try_remove():
             if time.monotonic() >= deadline:
-                return False
+                return self._left()
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
         return True
+
+    def _left(self) -> bool:
+        print(
+            f"locm: warning: cannot remove the bot cgroup {self.directories[0]} "
+            f"({len(self.pids())} processes left in it)",
+            file=sys.stderr,
+        )
+        return False
 
 
 class V2Cgroup(BotCgroup):

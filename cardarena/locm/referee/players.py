@@ -341,7 +341,8 @@ class ProcessPlayer:
         process = self._process
         if self._cgroup is not None:
             self.cpu_ns = self._cgroup.cpu_ns()
-            self._cgroup.thaw()  # frozen, it could not even die of SIGTERM
+            with contextlib.suppress(OSError):  # frozen, it could not even die of SIGTERM
+                self._cgroup.thaw()
         if process is None:
             return
         if process.stdin is not None:
