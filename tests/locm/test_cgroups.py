@@ -11,9 +11,12 @@ time it out on a small machine; with them it never times out.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -394,3 +397,41 @@ def test_empty_cgroups_of_a_referee_that_is_gone_are_removed(kind: str) -> None:
         for directory in stale + live:
             if os.path.isdir(directory):
                 os.rmdir(directory)
+
+
+@pytest.mark.skipif("v2" not in KINDS, reason="no cgroup v2 here")
+def test_a_delegated_cgroup_v2_serves_an_unprivileged_referee() -> None:
+    """What a user gets from ``systemd-run --user --scope -p Delegate=yes``: their own
+    cgroup v2, which they may write; the referee makes its bot cgroups inside it."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to delegate a cgroup to another user")
+    delegated = Path(cgroups.support("v2").parents[0]) / f"delegated-test-{os.getpid()}"
+    folder = Path(tempfile.mkdtemp(prefix="cardarena-delegated-", dir="/tmp"))
+    try:
+        delegated.mkdir()
+        for name in ("", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control"):
+            os.chown(delegated / name, 65534, 65534)
+        folder.chmod(0o777)
+        log = folder / "game.json"
+        passer = f"/bin/sh {BOTS / 'pass_bot.sh'}"  # any user can run it
+        enter = f'echo $$ > "{delegated}/cgroup.procs" && exec "$@"'
+        done = subprocess.run(
+            ["/bin/sh", "-c", enter, "enter", "setpriv", "--reuid=65534", "--regid=65534",
+             "--clear-groups", "--", *LOCM, "play", "-p1", passer, "-p2", "builtin:greedy",
+             "--time-scale", "10", "-l", str(log)],
+            cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+            env=dict(os.environ, HOME="/", PYTHONDONTWRITEBYTECODE="1", CARDARENA_CGROUPS="v2"),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "cgroup" not in done.stderr
+        cpu_ms = json.loads(log.read_text())["cardarena"]["cpuMs"]
+        assert cpu_ms[0] is not None and cpu_ms[0] > 0 and cpu_ms[1] is None
+        assert not [p for p in delegated.iterdir() if p.is_dir()]  # its bot cgroup is gone
+    finally:
+        for pid in (delegated / "cgroup.procs").read_text().split() if delegated.exists() else []:
+            os.kill(int(pid), 9)
+        wait_for(lambda: not delegated.exists() or not (delegated / "cgroup.procs").read_text(),
+                 "the delegated cgroup is empty")  # fmt: skip
+        if delegated.exists():
+            delegated.rmdir()
+        shutil.rmtree(folder)
