@@ -11,11 +11,16 @@ played with ``CARDARENA_CGROUPS=off`` and with the default; the script prints, p
 setting, the games the well-behaved bot lost by timing out, its median and worst battle
 turn (ms) and the load average. Bot cgroups need root or a delegated cgroup (see
 docs/referee.md, "CPU isolation").
+
+Then what holding a bot to its turns costs: the median round trip (ms) of 200 one-line
+turns of a bot that answers at once, with and without cgroups (thawing on the input,
+freezing on the answer), with and without the sandbox.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import re
@@ -23,12 +28,16 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from cardarena.locm.referee.players import ProcessPlayer  # noqa: E402
 from tests.locm.test_cgroups import HOSTILE, WELL_BEHAVED  # noqa: E402
+
+ECHO_BOT = "python3 -u -c 'import sys\nfor line in sys.stdin: print(\"PASS\")'"
 
 TIMING = re.compile(r"\$(\d) (\d+)ns at turn (\d+)")
 
@@ -72,6 +81,32 @@ def main() -> None:
                 f"battle turn median {statistics.median(turns):.0f} ms, worst "
                 f"{max(turns):.0f} ms; load average {min(loads):.1f}-{max(loads):.1f}"
             )
+        for sandboxed in (False, True):
+            for mode in ("off", "auto"):
+                runs = [asyncio.run(round_trips(mode, sandboxed, 200)) for _ in range(5)]
+                median = statistics.median(ms for ms, _ in runs)
+                print(
+                    f"round trip, {'sandbox' if sandboxed else 'no sandbox'}, "
+                    f"CARDARENA_CGROUPS={mode} (cgroup used: {runs[0][1]}): {median:.3f} ms "
+                    f"(median of 5 x 200 turns; load average {os.getloadavg()[0]:.1f})"
+                )
+
+
+async def round_trips(mode: str, sandboxed: bool, turns: int) -> tuple[float, bool]:
+    """Median ms from sending a line to reading the answer; whether a cgroup was used."""
+    os.environ["CARDARENA_CGROUPS"] = mode
+    player = ProcessPlayer(ECHO_BOT, sandbox=sandboxed)
+    await player.start()
+    times = []
+    try:
+        for _ in range(turns):
+            started = time.perf_counter()
+            await player.send("go\n", None, 0)  # type: ignore[arg-type]
+            assert await player.receive(30.0) == "PASS"
+            times.append((time.perf_counter() - started) * 1000)
+    finally:
+        await player.close()
+    return statistics.median(times), player.cpu_ns is not None
 
 
 def _cpu_model() -> str:
