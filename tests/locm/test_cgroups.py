@@ -227,6 +227,28 @@ def test_a_frozen_bots_children_make_no_cpu_progress(tmp_path: Path, kind: str, 
         os.kill(spinner[0], 9)
 
 
+def test_a_bot_out_of_time_is_frozen_too(tmp_path: Path, kind: str, tag: str) -> None:
+    """Deck building asks the players one after the other: a bot that ran out of time must
+    not go on thinking (or spinning) through the other player's deck-building turn."""
+    answer = '    print("PASS", flush=True)\n'
+    silent = bot(tmp_path, "silent", HOSTILE.replace(answer, "    sys.stdin.read()\n"), tag)
+
+    async def scenario() -> None:
+        player = ProcessPlayer(silent, sandbox=False)
+        await player.start()
+        group = player._cgroup
+        try:
+            assert group is not None
+            await player.send("30 0 0 0 0\n30 0 0 0 0\n0 0\n0\n", None, 0)  # type: ignore[arg-type]
+            wait_for(lambda: len(group.pids()) == 1 + CHILDREN, "the spinners have started")
+            assert await player.receive(0.01) is None  # no answer: out of time
+            wait_for(group.frozen, "the bot is frozen")
+        finally:
+            await player.close()
+
+    asyncio.run(scenario())
+
+
 class Exploding:
     """A player whose third answer raises: a bug in the referee's side of the game."""
 

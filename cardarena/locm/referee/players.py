@@ -276,6 +276,14 @@ class ProcessPlayer:
             process.stdin.write(text.encode("utf-8"))
 
     async def receive(self, timeout_s: float | None) -> str | None:
+        line = await self._read_line(timeout_s)
+        if self._cgroup is not None and (line is not None or not self._eof):
+            # Answered or out of time: nothing of it runs until its next turn. (A bot that
+            # closed its output is left to exit, so that its exit status can be read.)
+            self._cgroup.freeze()
+        return line
+
+    async def _read_line(self, timeout_s: float | None) -> str | None:
         process = self._process
         assert process is not None and process.stdout is not None
         loop = asyncio.get_running_loop()
@@ -283,8 +291,6 @@ class ProcessPlayer:
         while True:
             line = self._lines.pop_line()
             if line is not None:
-                if self._cgroup is not None:  # answered: nothing of it runs until its next turn
-                    self._cgroup.freeze()
                 return line.decode("utf-8", "replace")
             if self._lines.overflowed or self._eof:
                 if self._eof:
