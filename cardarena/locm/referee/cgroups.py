@@ -235,15 +235,14 @@ class BotCgroup:
             return True
         with contextlib.suppress(OSError):
             self._kill()
-        left = []
+        left = False
         for directory in self.directories:
             try:
                 os.rmdir(directory)
             except FileNotFoundError:
                 pass
             except OSError:  # EBUSY: processes still dying
-                left.append(directory)
-        self.directories = tuple(left) or self.directories
+                left = True
         self.removed = not left
         return self.removed
 
@@ -348,13 +347,14 @@ class V1Cgroup(BotCgroup):
     def _kill(self) -> None:
         # A v1-frozen process dies of SIGKILL only once thawed, and a running one may
         # fork meanwhile: freeze, kill all that are listed, thaw; repeat until empty.
-        if not os.path.exists(self._state):
-            return
-        self.freeze()
+        freezer = os.path.exists(self._state)  # gone once it was empty and removed
+        if freezer:
+            self.freeze()
         for pid in self.pids():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        self.thaw()
+        if freezer:
+            self.thaw()
 
 
 KINDS: dict[str, type[BotCgroup]] = {"v2": V2Cgroup, "v1": V1Cgroup}
