@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -297,6 +298,35 @@ def test_everything_in_the_cgroup_dies_however_the_game_ends(
     # Gone at once, not after a wait: the referee returned only once the cgroup was empty.
     assert tagged_processes(tag) == []
     assert ours() == set()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_a_stopped_referee_leaves_no_process_and_no_cgroup(
+    tmp_path: Path, kind: str, tag: str, signum: int
+) -> None:
+    """``locm play`` stopped while the hostile bot's spinners are frozen (its opponent
+    never answers): they are killed all the same, and the cgroup removed."""
+    hostile = bot(tmp_path, "hostile", HOSTILE, tag)
+    referee = subprocess.Popen(
+        [*LOCM, "play", "-p1", hostile, "-p2", "sleep 600", "--no-time-limit", "--no-sandbox"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, CARDARENA_CGROUPS=kind),
+    )  # fmt: skip
+    try:
+        wait_for(lambda: len(tagged_processes(tag)) >= 1 + CHILDREN, "the spinners run")
+        prefix = f"{cgroups.NAME_PREFIX}{referee.pid}-"
+        parents = cgroups.support(kind).parents
+        groups = [
+            os.path.join(p, n) for p in parents for n in os.listdir(p) if n.startswith(prefix)
+        ]
+        assert len(groups) == 2 * len(parents)  # one per bot, in each hierarchy
+        referee.send_signal(signum)
+        _, stderr = referee.communicate(timeout=60)
+    finally:
+        referee.kill()
+    assert referee.returncode == (143 if signum == signal.SIGTERM else 130), stderr
+    assert tagged_processes(tag) == []
+    assert not any(os.path.exists(group) for group in groups)
 
 
 def test_a_sandboxed_bot_cannot_leave_its_cgroup(tmp_path: Path, kind: str, tag: str) -> None:
