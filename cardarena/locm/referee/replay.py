@@ -47,6 +47,8 @@ def load_log(path: str | Path) -> dict[str, Any]:
         raise ReplayError(f"{not_a_log}: it is binary, not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise ReplayError(f"{not_a_log}: invalid JSON ({error})") from None
+    except RecursionError:
+        raise ReplayError(f"{not_a_log}: JSON nested too deeply") from None
     if not isinstance(data, dict) or "outputs" not in data:
         raise ReplayError(f"{not_a_log}: JSON without 'outputs'")
     return data
@@ -57,6 +59,8 @@ def log_setup(
 ) -> tuple[str, dict[str, str], int]:
     """(version, parameters, league) of a logged game; options override the log."""
     ours = log.get("cardarena") or {}
+    if not isinstance(ours, Mapping):
+        raise ReplayError("the log's 'cardarena' entry is not a JSON object")
     params: dict[str, str] = {}
     # SDK 3 (1.5 jar, ours): "gameParameters", one line each; SDK 2 (1.2 jar): "uinput".
     for entry in log.get("gameParameters") or log.get("uinput") or []:
@@ -69,7 +73,13 @@ def log_setup(
     if version is None:
         version = ours.get("version") or _guess_version(log, params)
     if league is None:
-        league = int(ours.get("league", 4))
+        logged = ours.get("league", 4)
+        if isinstance(logged, str) and logged.strip().isdigit():
+            logged = int(logged)
+        if not isinstance(logged, int) or isinstance(logged, bool):
+            shown = repr(logged)[:40] if isinstance(logged, float | str) else type(logged).__name__
+            raise ReplayError(f"the log's league is {shown}, not a whole number")
+        league = logged
     return str(version), params, league
 
 
@@ -107,7 +117,11 @@ class LogReplay:
         except ValueError as error:
             raise ReplayError(str(error)) from None
         names = (log.get("cardarena") or {}).get("players") or ["player 0", "player 1"]
-        self.names = [str(name) for name in names]
+        if not isinstance(names, list) or len(names) != 2:
+            raise ReplayError("the log's 'players' must name exactly two players")
+        if not all(isinstance(name, str) for name in names):
+            raise ReplayError("the log's 'players' must be two names (strings)")
+        self.names = list(names)
         self.answers = answers_from_log(log)
         self.used = [0, 0]
         """How many answers of each player were given to the engine so far."""
