@@ -16,8 +16,11 @@ insert something unescaped.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
+import os
+import tempfile
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -80,3 +83,34 @@ def content_policy(*scripts: str, connect: bool = False) -> str:
     if not connect:
         policy += "; connect-src 'none'"
     return policy
+
+
+def write_page(path: str, text: str) -> None:
+    """Write a page (or any file we make) without following a link at ``path``: the text goes
+    to a new temporary file beside it, which then replaces ``path`` — a symbolic link planted
+    there is replaced, never written through, and a reader never sees half a page.
+    Only a path that leads to no regular file but to a device or pipe (``-o /dev/stdout``)
+    is written through: that clobbers no file. OSError as the system gives it."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text)
+        return
+    directory = os.path.dirname(path) or "."
+    handle, temporary = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            os.fchmod(out.fileno(), 0o666 & ~_umask())
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+@cache
+def _umask() -> int:
+    """The process's umask (read once: reading it means setting it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

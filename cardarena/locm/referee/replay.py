@@ -8,12 +8,12 @@ game again exactly: the replay re-runs it through
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ...untrusted import MAX_LOG_BYTES, UntrustedInputError, load_json
 from ..engine.drawing import board_text, hand_text, side_text
 from ..engine.state import Phase
 from .gameresult import answers_from_log
@@ -32,7 +32,7 @@ def load_log(path: str | Path) -> dict[str, Any]:
     that names the file."""
     try:
         with open(path, "rb") as handle:
-            raw = handle.read()
+            raw = handle.read(MAX_LOG_BYTES + 1)
     except OSError as error:
         raise ReplayError(f"cannot read {path}: {error.strerror}") from None
     not_a_log = f"{path} is not a game log (a GameResult JSON file)"
@@ -42,13 +42,9 @@ def load_log(path: str | Path) -> dict[str, Any]:
             f"locm view --db {path} --game N)"
         )
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ReplayError(f"{not_a_log}: it is binary, not UTF-8 text") from None
-    except json.JSONDecodeError as error:
-        raise ReplayError(f"{not_a_log}: invalid JSON ({error})") from None
-    except RecursionError:
-        raise ReplayError(f"{not_a_log}: JSON nested too deeply") from None
+        data = load_json(raw)
+    except UntrustedInputError as error:
+        raise ReplayError(f"{not_a_log}: {error}") from None
     if not isinstance(data, dict) or "outputs" not in data:
         raise ReplayError(f"{not_a_log}: JSON without 'outputs'")
     return data

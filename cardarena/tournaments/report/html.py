@@ -8,7 +8,7 @@ the game's own viewer page, which the game provides (LOCM: :mod:`cardarena.locm.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -96,7 +96,9 @@ def _matrix_rows(report: Report) -> list[Row]:
     return rows
 
 
-def _game_rows(records: Sequence[GameRecord], numbers: Mapping[str, int]) -> list[Row]:
+def _game_rows(
+    records: Sequence[GameRecord], numbers: Mapping[str, int], unlinked: Collection[int]
+) -> list[Row]:
     rows = []
     ordered = sorted(records, key=lambda r: -numbers.get(r.key, 0))  # newest first
     for record in ordered:
@@ -106,9 +108,11 @@ def _game_rows(records: Sequence[GameRecord], numbers: Mapping[str, int]) -> lis
         if record.error_kind:
             who = "" if record.error_seat is None else seats[record.error_seat] + " "
             error = f"{who}{record.error_kind}"
+        number = numbers.get(record.key, 0)
         rows.append({
-            "number": numbers.get(record.key, 0),
-            "linked": record.result != "error",  # the referee failed: no log to show
+            "number": number,
+            # the referee failed (no log to show), or the log could not be shown
+            "linked": record.result != "error" and number not in unlinked,
             "first": record.first, "second": record.second, "round": record.round + 1,
             "outcome": outcome, "end": record.end_reason.lower(), "turns": record.turns,
             "error": error, "replay": record.replay,
@@ -138,11 +142,17 @@ LIVE_SCRIPT = """
 
 
 def report_page(
-    snapshot: Snapshot, *, game: str, live: bool = False, pictures: bool = True
+    snapshot: Snapshot,
+    *,
+    game: str,
+    live: bool = False,
+    pictures: bool = True,
+    unlinked: Collection[int] = (),
 ) -> str:
     """The report as one HTML page of a ``game`` tournament (``live``: it reloads itself
-    when games are added). Rendered by :func:`cardarena.pages.render`: every stored string
-    (bot names, settings, results, replay commands) is escaped; only the live script runs."""
+    when games are added; games ``unlinked`` have no page to link to). Rendered by
+    :func:`cardarena.pages.render`: every stored string (bot names, settings, results,
+    replay commands) is escaped; only the live script runs."""
     report, settings = snapshot.report, snapshot.settings
     return render(
         __package__,
@@ -159,7 +169,7 @@ def report_page(
         names=[b.name for b in report.bots],
         matrix=_matrix_rows(report),
         pictures=PICTURES if pictures and report.games else (),
-        games=_game_rows(snapshot.records, snapshot.numbers),
+        games=_game_rows(snapshot.records, snapshot.numbers, unlinked),
         script=Markup(LIVE_SCRIPT),  # our own code: inlined as it is
         css=asset(__package__, "report.css"),
         policy=content_policy(LIVE_SCRIPT, connect=True) if live else content_policy(),
