@@ -31,7 +31,7 @@ from markupsafe import Markup
 
 def _load(name: str) -> str:
     """``package/file`` -> the file's text from the installed package."""
-    package, _, path = name.rpartition("/")
+    package, _, path = name.partition("/")
     return files(package).joinpath(path).read_text(encoding="utf-8")
 
 

@@ -62,7 +62,7 @@ def page(browser: object) -> Iterator[object]:
 
     ``bypass_csp``: the pages allow only their own script (Content-Security-Policy), and
     Playwright's ``wait_for_function`` evaluates its predicate as a string in the page;
-    tests/test_pages_hostile.py checks the pages with their policy in force."""
+    tests/locm/test_pages_hostile.py checks the pages with their policy in force."""
     context = browser.new_context(viewport={"width": 1400, "height": 900}, bypass_csp=True)  # type: ignore[attr-defined]
     try:
         yield context.new_page()
