@@ -25,37 +25,14 @@ from typing import Any
 import pytest
 
 from cardarena.tournaments.store import GameRecord, TournamentStore, compress_log
+from tests.browser import assert_nothing_injected, watched_page
 from tests.locm.test_viewer_report import Server, locm
 
 BOTS = Path(__file__).parent / "bots"
 PAYLOAD: str = runpy.run_path(str(BOTS / "hostile_bot.py"))["PAYLOAD"]
 WAIT_MS = 60_000
 
-WATCH = """
-window.__hostile = [];
-const note = (what) => window.__hostile.push(what);
-const check = (node) => {
-  if (node.nodeType !== 1) return;
-  for (const element of [node, ...node.querySelectorAll('*')]) {
-    for (const attribute of element.attributes) {
-      if (/^on/i.test(attribute.name)) note(element.tagName + ' attribute ' + attribute.name);
-      if (/^\\s*javascript:/i.test(attribute.value)) note('javascript: URL in ' + attribute.name);
-    }
-    const tag = element.tagName.toLowerCase();
-    if (['svg', 'iframe', 'object', 'embed'].includes(tag)) note('element ' + tag);
-    if (tag === 'img' && !['matrix', 'ratings'].includes(element.getAttribute('alt'))) note('img');
-  }
-};
-new MutationObserver((changes) => changes.forEach((change) => {
-  change.addedNodes.forEach(check);
-  if (change.type === 'attributes') check(change.target);
-})).observe(document, {subtree: true, childList: true, attributes: true});
-document.addEventListener('securitypolicyviolation',
-                          (e) => note('blocked by the policy: ' + e.violatedDirective));
-"""
-"""Runs before every page's own script: records anything the data could have injected."""
-
-SCRIPTS = "[...document.scripts].map((s) => s.id || 'inline')"
+SCRIPTS = "[...document.scripts].map((s) => s.id || (s.src ? 'src' : 'inline'))"
 
 
 def hostile_log(tmp_path: Path) -> dict[str, Any]:
@@ -99,32 +76,14 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(params=["policy in force", "policy bypassed"])
 def hostile_page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Any]:
-    """A page that records dialogs and injected elements; with and without the pages'
-    Content-Security-Policy (without it, escaping alone must hold)."""
-    context = browser.new_context(bypass_csp=request.param == "policy bypassed")
-    context.add_init_script(WATCH)
-    page = context.new_page()
-    page.alerts = []  # type: ignore[attr-defined]
-
-    def on_dialog(dialog: Any) -> None:
-        page.alerts.append(dialog.message)  # type: ignore[attr-defined]
-        dialog.dismiss()
-
-    page.on("dialog", on_dialog)
-    try:
-        yield page
-    finally:
-        context.close()
+    """A watched page, with and without the pages' Content-Security-Policy."""
+    yield from watched_page(browser, bypass_csp=request.param == "policy bypassed")
 
 
 def assert_inert(page: Any, scripts: list[str]) -> None:
     """Nothing ran, nothing was injected; the page's only scripts are ``scripts``."""
-    assert page.alerts == []
-    assert page.evaluate("window.__hostile") == []
+    assert_nothing_injected(page)
     assert page.evaluate(SCRIPTS) == scripts
-    found = page.evaluate("""() => [...document.querySelectorAll('*')].flatMap((e) =>
-        [...e.attributes].filter((a) => /^on/i.test(a.name)).map((a) => e.tagName + a.name))""")
-    assert found == []
 
 
 def check_viewer(page: Any, url: str) -> None:
