@@ -15,7 +15,6 @@ from ...pages import write_page
 from ...tournaments.report.html import Snapshot, read_snapshot, report_page
 from ...tournaments.report.png import write_pictures
 from ...tournaments.store import StoreError, reading
-from ..referee.replay import ReplayError
 from .page import viewer_html
 
 GAME = "LOCM"
@@ -78,7 +77,7 @@ def write_html_report(db: str, directory: str) -> list[str]:
                     if found is None or found[1] is None:
                         continue
                     page = viewer_html(found[1], backlink=("../index.html", "← tournament report"))
-                except (StoreError, ReplayError) as error:
+                except ValueError as error:  # StoreError, ReplayError: a one-line reason
                     refused[number] = str(error)
                     continue
                 path = os.path.join(games_dir, f"{number}.html")
