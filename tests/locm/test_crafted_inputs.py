@@ -233,3 +233,21 @@ def test_view_still_writes_to_standard_output(log: dict[str, Any], tmp_path: Pat
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("<!DOCTYPE html>")
     assert Path("/dev/stdout").is_symlink() or sys.platform != "linux"
+
+
+def test_serve_answers_a_crafted_database_with_its_reason(database: Path, tmp_path: Path) -> None:
+    import urllib.error
+    import urllib.request
+
+    db = altered(database, tmp_path, "UPDATE games SET winner = 5 WHERE rowid = 2")
+    server = Server(db)
+    try:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(server.url, timeout=120)
+        assert refused.value.code == 503
+        assert refused.value.headers["Content-Type"].startswith("text/plain")
+        body = refused.value.read().decode()
+        assert "winner = 5" in body and "Traceback" not in body
+        assert len(body.strip().splitlines()) == 1
+    finally:
+        assert server.stop() == 0
