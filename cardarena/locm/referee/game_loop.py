@@ -106,11 +106,12 @@ def make_player(
     time_scale: float = 1.0,
     sandbox: bool = True,
     hidden: Sequence[str] = (),
+    bot_env: Sequence[tuple[str, str]] = (),
 ) -> Player:
     """``builtin:<agent>`` and ``python:MODULE:FACTORY`` play in-process, with the same
     time accounting; anything else is a shell command, run in
     a sandbox if ``sandbox`` (and the machine supports one) where ``hidden`` files
-    cannot be opened.
+    cannot be opened, with the allow-listed environment plus ``bot_env`` (:mod:`.botenv`).
 
     A built-in agent that budgets its own thinking time (``search``) is told the
     time scale, so that it keeps within the scaled official limits.
@@ -124,7 +125,7 @@ def make_player(
         if hasattr(agent, "time_scale"):
             agent.time_scale = time_scale
         return InProcessPlayer(agent, spec)
-    return ProcessPlayer(spec, sandbox=sandbox, hidden=hidden)
+    return ProcessPlayer(spec, sandbox=sandbox, hidden=hidden, env=bot_env)
 
 
 def agent_seed(params: GameParameters, player: int) -> int:
@@ -320,18 +321,20 @@ def play_game(
     league: int = 4,
     time_control: TimeControl = TimeControl(),
     sandbox: bool = True,
+    bot_env: Sequence[tuple[str, str]] = (),
 ) -> GameOutcome:
     """Play one game synchronously: commands (or ``builtin:<agent>``, ``python:...``) or
     Player objects.
 
-    Bot commands run sandboxed unless ``sandbox`` is false (see :mod:`.sandbox`).
+    Bot commands run sandboxed unless ``sandbox`` is false (see :mod:`.sandbox`), with
+    the allow-listed environment plus ``bot_env`` (see :mod:`.botenv`).
 
     Ctrl-C raises KeyboardInterrupt and SIGTERM raises :class:`RefereeTerminated`,
     in both cases after every bot process group has been terminated.
     """
     params = game_parameters(version, params)
     players = [
-        make_player(spec, agent_seed(params, index), time_control.scale, sandbox)
+        make_player(spec, agent_seed(params, index), time_control.scale, sandbox, (), bot_env)
         if isinstance(spec, str)
         else spec
         for index, spec in enumerate((player1, player2))
