@@ -147,7 +147,12 @@ async def run_game(
     recorder = GameResultRecorder()
     early_exits: list[str | None] = [None, None]
     try:
-        await asyncio.gather(*(player.start() for player in players))
+        # Every start is awaited, even after one fails (a bot command refused before it
+        # runs): a bot still being started would otherwise escape the closing below.
+        starts = (player.start() for player in players)
+        for failure in await asyncio.gather(*starts, return_exceptions=True):
+            if isinstance(failure, BaseException):
+                raise failure
         recorder.bootstrap_stderr = [player.take_stderr() for player in players]
         for _ in range(game.frames):  # 1.0/1.2: the frames showing the draft pool
             recorder.add_frame([Execution(0, "", players[0].take_stderr())])

@@ -202,7 +202,7 @@ class ProcessPlayer:
             if self.sandboxed:
                 spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
                     *sandboxing.wrap(command, hide=self.hidden),
-                    stdin=pipe, stdout=pipe, stderr=pipe, env=env,
+                    stdin=pipe, stdout=pipe, stderr=pipe, env=sandboxing.carry_environment(env),
                     start_new_session=True,  # bwrap in its own process group, as below
                 ))  # fmt: skip
                 try:

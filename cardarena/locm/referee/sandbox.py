@@ -37,7 +37,7 @@ import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 READY_MARKER = b"\x06"
@@ -118,7 +118,8 @@ def _etc_files(uid: int, gid: int) -> dict[str, str]:
 
 
 def _prelude(limits: Limits, uid: int, gid: int) -> str:
-    """The shell code run first inside the sandbox; ``$1`` is the bot command."""
+    """The shell code run first inside the sandbox; ``$2`` is the bot command, ``$1`` the
+    code that restores its carried variables (:func:`carry_environment`)."""
     marker = f"\\{READY_MARKER[0]:03o}"
     if per_namespace_pid_max():
         tasks = f"echo {RESERVED_PIDS + limits.tasks} > /proc/sys/kernel/pid_max || exit 125\n"
@@ -131,17 +132,48 @@ def _prelude(limits: Limits, uid: int, gid: int) -> str:
         for name, text in _etc_files(uid, gid).items()
     )
     switch = f"--reuid={uid} --regid={gid} --clear-groups " if switches_user() else ""
-    return tasks + (
+    return (
+        # The privileged steps run the system's tools only: no PATH entry or library
+        # path of the bot's (see carry_environment) can slip its own program in.
+        f"PATH={PRELUDE_PATH}\n"
+        + tasks
         # As root, /proc/sys holds the host's sysctls: keep them read-only whatever uid.
-        "mount --bind -o ro /proc/sys /proc/sys 2>/dev/null "
+        + "mount --bind -o ro /proc/sys /proc/sys 2>/dev/null "
         "|| ! [ -w /proc/sys/kernel/panic ] || exit 125\n"
         + etc
         + "mount -o remount,bind,ro /etc || exit 125\n"
         f"chown {uid}:{gid} {BOT_HOME} || exit 125\n"
         f"printf '{marker}' || exit 125\n"
-        f"exec setpriv {switch}--bounding-set=-all --inh-caps=-all --no-new-privs "
-        '/bin/sh -c "$1"\n'
+        "setpriv=$(command -v setpriv) || exit 125\n"
+        f'exec "$setpriv" {switch}--bounding-set=-all --inh-caps=-all --no-new-privs '
+        '/bin/sh -c "$1$2"\n'
     )
+
+
+PRELUDE_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+CARRIED = "CARDARENA_BOT_"
+_RESTORE = (
+    f'for v in ${CARRIED}VARS; do eval "export $v=\\"\\${CARRIED}$v\\""; '
+    f"unset {CARRIED}$v; done; unset v {CARRIED}VARS; "
+)
+"""Shell code run by the bot's own shell, as the bot's user: the carried variables back."""
+
+
+def carry_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment to start a sandbox with, for a bot's environment ``env``.
+
+    ``PATH`` and the dynamic linker's variables (``LD_*``) are carried under other names
+    through the sandbox's privileged steps, which run with the system's ``PATH`` and no
+    ``LD_PRELOAD`` or ``LD_LIBRARY_PATH``, and restored by the bot's own shell once it runs
+    as the bot's user. (A library or program in a bot's folder, named by one of them, never
+    runs with the sandbox's privileges.)
+    """
+    carried = [name for name in env if name == "PATH" or name.startswith("LD_")]
+    out = {name: value for name, value in env.items() if name not in carried}
+    out |= {CARRIED + name: env[name] for name in carried}
+    out[CARRIED + "VARS"] = " ".join(carried)
+    out["PATH"] = PRELUDE_PATH
+    return out
 
 
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix")
@@ -488,7 +520,8 @@ def wrap(
         argv += _dirs_for(cwd + "/-", made)  # an empty folder, to start in
     argv += ["--remount-ro", "/"]
     argv += ["--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", BOT_HOME, "--chdir", cwd]
-    argv += ["--", "/bin/sh", "-c", _prelude(limits, uid, gid), "cardarena-sandbox", command]
+    argv += ["--", "/bin/sh", "-c", _prelude(limits, uid, gid), "cardarena-sandbox", _RESTORE]
+    argv.append(command)
     return argv
 
 
@@ -513,6 +546,7 @@ def support() -> Support:
         done = subprocess.run(
             wrap("echo ok", "/"), capture_output=True, timeout=PROBE_TIMEOUT_S,
             stdin=subprocess.DEVNULL, check=False,
+            env=carry_environment({"PATH": os.environ.get("PATH", PRELUDE_PATH)}),
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as error:
         return Support(False, f"bwrap failed to start: {error}")
