@@ -54,6 +54,8 @@ BOT_UIDS = (1 << 30, 1 << 24)
 """As root, each sandbox runs its bot under a uid (and gid) drawn from this range (first,
 count): no account uses them, and two sandboxes (the two bots of a game) share no
 per-user kernel resource (process count, keyrings, message queues)."""
+ETC_BYTES = 1 << 20
+"""Size of the sandbox's /etc tmpfs (it holds three small files written at start-up)."""
 SQLITE_HEADER = b"SQLite format 3\x00"
 DB_COMPANIONS = ("", "-wal", "-shm", "-journal", ".lock")
 """A database's own file, its journal files and the tournament's lock file."""
@@ -141,8 +143,9 @@ def _prelude(limits: Limits, uid: int, gid: int) -> str:
         + "mount --bind -o ro /proc/sys /proc/sys 2>/dev/null "
         "|| ! [ -w /proc/sys/kernel/panic ] || exit 125\n"
         + etc
-        + "mount -o remount,bind,ro /etc || exit 125\n"
-        f"chown {uid}:{gid} {BOT_HOME} || exit 125\n"
+        # (mount(8) serves no one else: their /etc stays writable, to the bot alone, and small)
+        + ("mount -o remount,bind,ro /etc || exit 125\n" if switches_user() else "")
+        + f"chown {uid}:{gid} {BOT_HOME} || exit 125\n"
         f"printf '{marker}' || exit 125\n"
         "setpriv=$(command -v setpriv) || exit 125\n"
         f'exec "$setpriv" {switch}--bounding-set=-all --inh-caps=-all --no-new-privs '
@@ -416,7 +419,7 @@ def _symlink_or_bind(path: str) -> list[str]:
 
 
 def _etc_mounts() -> list[str]:
-    argv = ["--perms", "0755", "--tmpfs", "/etc"]
+    argv = ["--perms", "0755", "--size", str(ETC_BYTES), "--tmpfs", "/etc"]
     made = {"/etc"}
     for pattern in ETC_SHOWN:
         for path in sorted(glob.glob(os.path.join("/etc", pattern))):
