@@ -181,9 +181,6 @@ def carry_environment(env: Mapping[str, str]) -> dict[str, str]:
 
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix")
 """Shown read-only as they are: the machine's programs, libraries and toolchains."""
-HIDDEN_ROOTS = ("/tmp", "/run", "/dev")
-"""Where the sandbox mounts fresh, empty file systems of its own (``/dev`` gets only
-the standard devices, and an empty ``/dev/shm``)."""
 UNSHOWABLE_ROOTS = ("/dev", "/proc", "/run", "/sys")
 """Nothing under these can be shown in the sandbox (they are its own)."""
 NEVER_WHOLE = ("/", "/etc", "/home", "/root", "/tmp", "/var", "/srv", "/mnt", "/media", "/boot")
@@ -207,10 +204,6 @@ def _under(path: str, root: str) -> bool:
 
 def _under_any(path: str, roots: Iterable[str]) -> bool:
     return any(_under(path, root) for root in roots)
-
-
-def _hidden(path: str) -> bool:
-    return _under_any(path, HIDDEN_ROOTS)
 
 
 def _prefix(bin_dir: str) -> str:
@@ -319,11 +312,6 @@ def _needed_paths(command: str, cwd: str) -> tuple[list[str], list[str]]:
     ordered = sorted(shown, key=lambda p: (p.count("/"), p))
     kept = [p for p in ordered if not any(_under(p, q) for q in ordered if q != p)]
     return kept, unseen
-
-
-def _host_tmp_dirs(command: str, cwd: str) -> list[str]:
-    """Paths under the host's /tmp that the command needs (see :func:`_needed_paths`)."""
-    return [p for p in _needed_paths(command, cwd)[0] if _under(p, "/tmp")]
 
 
 def unseen_paths(command: str, cwd: str | None = None) -> list[str]:
