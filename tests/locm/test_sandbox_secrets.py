@@ -341,3 +341,22 @@ def test_the_sandbox_privileged_steps_run_no_program_of_the_bots(tmp_path: Path)
     assert env["PATH"] == f"{tools}:/usr/bin:/bin" and env["LD_LIBRARY_PATH"] == str(tools)
     assert not any(name.startswith(sandbox.CARRIED) for name in env)
     scene.check(stderr, games=1)
+
+
+def test_run_from_the_organisers_home_its_dotfiles_stay_hidden(tmp_path: Path) -> None:
+    """The working directory is shown, except a home folder: there only what the command
+    names (the bot's folder) is shown, not the keys and tokens beside it."""
+    scene = Scene(tmp_path)
+    (scene.home / "bots").mkdir()
+    scene.contest = scene.home  # the organiser runs the referee from their HOME
+    command = scene.bot([])
+    script = scene.home / "hostile_bot.py"
+    script.rename(scene.home / "bots" / script.name)
+    command = command.replace(script.name, f"bots/{script.name}")
+    done = scene.run("play", "-p1", command, "-p2", "builtin:greedy", "-d", "seed=1",
+                     "-l", str(tmp_path / "game.json"))  # fmt: skip
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    stderr = bot_stderr(json.loads((tmp_path / "game.json").read_text()), 0)
+    assert "ENV " in stderr and scene.canary not in stderr, stderr
+    assert f"cannot open {scene.home / '.ssh' / 'id_ed25519'}: No such file" in stderr
+    assert f"LISTED {scene.home}: ['bots']" in stderr  # its own folder, nothing else

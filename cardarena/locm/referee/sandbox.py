@@ -28,6 +28,7 @@ How the pieces fit (all standard Linux tools, from util-linux and bubblewrap)::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import os
@@ -185,7 +186,25 @@ UNSHOWABLE_ROOTS = ("/dev", "/proc", "/run", "/sys")
 """Nothing under these can be shown in the sandbox (they are its own)."""
 NEVER_WHOLE = ("/", "/etc", "/home", "/root", "/tmp", "/var", "/srv", "/mnt", "/media", "/boot")
 """Folders never shown whole, even as the working directory: a file named right in one
-of them is shown alone."""
+of them is shown alone. Home folders (:func:`_never_whole`) are never shown whole either."""
+
+
+def _never_whole(path: str) -> bool:
+    """True for the folders of :data:`NEVER_WHOLE` and for home folders (the referee's
+    ``HOME``, its user's, every ``/home/NAME``): their dotfiles (keys, tokens) stay out
+    of reach even when the referee runs from one; only what the command names in them
+    is shown."""
+    if path in NEVER_WHOLE or os.path.dirname(path) == "/home":
+        return True
+    homes = {os.path.expanduser("~"), os.environ.get("HOME", "")}
+    with contextlib.suppress(KeyError, ImportError):
+        import pwd
+
+        homes.add(pwd.getpwuid(os.geteuid()).pw_dir)
+    homes |= {os.path.realpath(home) for home in homes if home}
+    return path in homes - {"", "/"}
+
+
 ETC_SHOWN = (
     "alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone",
     "locale.alias", "locale.conf", "default/locale", "nsswitch.conf", "host.conf", "gai.conf",
@@ -296,7 +315,7 @@ def _needed_paths(command: str, cwd: str) -> tuple[list[str], list[str]]:
                 shown.add(alias)
             else:
                 folder = _prefix(os.path.dirname(alias))
-                shown.add(alias if folder in NEVER_WHOLE else folder)
+                shown.add(alias if _never_whole(folder) else folder)
     unseen: list[str] = []
     for root in environments:
         if _under_any(root, UNSHOWABLE_ROOTS):
@@ -306,7 +325,7 @@ def _needed_paths(command: str, cwd: str) -> tuple[list[str], list[str]]:
             shown.add(root)
     shown = {
         p for p in shown
-        if p not in NEVER_WHOLE and not _under_any(p, (*SYSTEM_ROOTS, *UNSHOWABLE_ROOTS))
+        if not _never_whole(p) and not _under_any(p, (*SYSTEM_ROOTS, *UNSHOWABLE_ROOTS))
     }  # fmt: skip
     # A path inside another shown one needs no mount of its own.
     ordered = sorted(shown, key=lambda p: (p.count("/"), p))
@@ -332,7 +351,7 @@ def unreadable_paths(command: str, cwd: str | None = None) -> list[str]:
         checked += [path] if os.path.isdir(path) else [os.path.dirname(path), path]
     unreadable: list[str] = []
     for path in dict.fromkeys(checked):
-        if path in NEVER_WHOLE or _under_any(path, (*SYSTEM_ROOTS, *UNSHOWABLE_ROOTS)):
+        if _never_whole(path) or _under_any(path, (*SYSTEM_ROOTS, *UNSHOWABLE_ROOTS)):
             continue
         try:
             mode = os.stat(path).st_mode
@@ -496,7 +515,7 @@ def wrap(
         argv += _dirs_for(path, made)
         argv += ["--ro-bind", path, path]
     needed = {os.path.realpath(p) for p in _named_paths(command, cwd)[0]}
-    scanned = [cwd] if cwd not in NEVER_WHOLE and not _under_any(cwd, SYSTEM_ROOTS) else []
+    scanned = [cwd] if not _never_whole(cwd) and not _under_any(cwd, SYSTEM_ROOTS) else []
     private = list(hide) + list(private_paths(scanned))
     for real in dict.fromkeys(map(os.path.realpath, private)):
         if real in needed or any(_under(path, real) for path in needed):
