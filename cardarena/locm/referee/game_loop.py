@@ -106,11 +106,12 @@ def make_player(
     time_scale: float = 1.0,
     sandbox: bool = True,
     hidden: Sequence[str] = (),
+    bot_env: Sequence[tuple[str, str]] = (),
 ) -> Player:
     """``builtin:<agent>`` and ``python:MODULE:FACTORY`` play in-process, with the same
     time accounting; anything else is a shell command, run in
     a sandbox if ``sandbox`` (and the machine supports one) where ``hidden`` files
-    cannot be opened.
+    cannot be opened, with the allow-listed environment plus ``bot_env`` (:mod:`.botenv`).
 
     A built-in agent that budgets its own thinking time (``search``) is told the
     time scale, so that it keeps within the scaled official limits.
@@ -124,7 +125,7 @@ def make_player(
         if hasattr(agent, "time_scale"):
             agent.time_scale = time_scale
         return InProcessPlayer(agent, spec)
-    return ProcessPlayer(spec, sandbox=sandbox, hidden=hidden)
+    return ProcessPlayer(spec, sandbox=sandbox, hidden=hidden, env=bot_env)
 
 
 def agent_seed(params: GameParameters, player: int) -> int:
@@ -146,7 +147,12 @@ async def run_game(
     recorder = GameResultRecorder()
     early_exits: list[str | None] = [None, None]
     try:
-        await asyncio.gather(*(player.start() for player in players))
+        # Every start is awaited, even after one fails (a bot command refused before it
+        # runs): a bot still being started would otherwise escape the closing below.
+        starts = (player.start() for player in players)
+        for failure in await asyncio.gather(*starts, return_exceptions=True):
+            if isinstance(failure, BaseException):
+                raise failure
         recorder.bootstrap_stderr = [player.take_stderr() for player in players]
         for _ in range(game.frames):  # 1.0/1.2: the frames showing the draft pool
             recorder.add_frame([Execution(0, "", players[0].take_stderr())])
@@ -352,18 +358,20 @@ def play_game(
     league: int = 4,
     time_control: TimeControl = TimeControl(),
     sandbox: bool = True,
+    bot_env: Sequence[tuple[str, str]] = (),
 ) -> GameOutcome:
     """Play one game synchronously: commands (or ``builtin:<agent>``, ``python:...``) or
     Player objects.
 
-    Bot commands run sandboxed unless ``sandbox`` is false (see :mod:`.sandbox`).
+    Bot commands run sandboxed unless ``sandbox`` is false (see :mod:`.sandbox`), with
+    the allow-listed environment plus ``bot_env`` (see :mod:`.botenv`).
 
     Ctrl-C raises KeyboardInterrupt and SIGTERM raises :class:`RefereeTerminated`,
     in both cases after every bot process group has been terminated.
     """
     params = game_parameters(version, params)
     players = [
-        make_player(spec, agent_seed(params, index), time_control.scale, sandbox)
+        make_player(spec, agent_seed(params, index), time_control.scale, sandbox, (), bot_env)
         if isinstance(spec, str)
         else spec
         for index, spec in enumerate((player1, player2))

@@ -27,7 +27,7 @@ from typing import Protocol
 from ..agents import Agent
 from ..engine.rules import DECK_SIZE, MAX_ANSWER_BYTES
 from ..engine.state import PASS, ActionType, Phase, State
-from . import cgroups
+from . import botenv, cgroups
 from . import sandbox as sandboxing
 
 STDERR_BYTES_PER_ROUND = 4096
@@ -154,12 +154,15 @@ class ProcessPlayer:
         name: str | None = None,
         sandbox: bool = False,
         hidden: Sequence[str] = (),
+        env: Sequence[tuple[str, str]] = (),
     ) -> None:
         self.command = command
         self.name = name or command
         self.sandbox = sandbox
         self.hidden = tuple(hidden)
         """Files the sandboxed bot must not even read (a tournament's database)."""
+        self.env = tuple(env)
+        """Variables the organiser passes to the bot (``--bot-env``), over the allow-list."""
         self.sandboxed = False
         """True once started inside a sandbox."""
         self._sandbox_init: int | None = None
@@ -194,13 +197,21 @@ class ProcessPlayer:
                     "show (it replaces /tmp, /run and /dev with empty ones): move that "
                     "environment elsewhere (e.g. under /tmp/NAME or your home) or use --no-sandbox"
                 )
+            unreadable = sandboxing.unreadable_paths(self.command)
+            if unreadable:  # the bot's own user (not root) could not even start it
+                raise StartError(
+                    f"bot command {self.command!r} needs {unreadable[0]}, which the sandbox's "
+                    "unprivileged user cannot read: make the bot's files readable by all "
+                    "(chmod -R o+rX) or use --no-sandbox"
+                )
+        env = botenv.bot_environment(self.env, sandboxed=self.sandboxed)
         pipe = asyncio.subprocess.PIPE
         self._cgroup = _new_cgroup()
         try:
             if self.sandboxed:
                 spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
                     *_enter(self._cgroup, sandboxing.wrap(command, hide=self.hidden)),
-                    stdin=pipe, stdout=pipe, stderr=pipe,
+                    stdin=pipe, stdout=pipe, stderr=pipe, env=sandboxing.carry_environment(env),
                     start_new_session=True,  # bwrap in its own process group, as below
                 ))  # fmt: skip
                 try:
@@ -215,7 +226,7 @@ class ProcessPlayer:
             else:
                 self._process = await asyncio.create_subprocess_exec(
                     *_enter(self._cgroup, ["/bin/sh", "-c", command]),
-                    stdin=pipe, stdout=pipe, stderr=pipe,
+                    stdin=pipe, stdout=pipe, stderr=pipe, env=env,
                     start_new_session=True,  # its own process group: killed as a whole
                 )  # fmt: skip
         except OSError as error:
