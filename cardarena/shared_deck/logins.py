@@ -14,8 +14,9 @@ address, or an IPv6 /64 (one machine's allocation hands out addresses freely wit
   (no per-name total can be filled by others, so no group of sources locks a player out).
 - A source from which a name has logged in with its secret (one of the last
   KNOWN_SOURCES_PER_NAME such sources since the server started) is served first for that
-  name, in a lane of its own: a returning player waits for at most the other returning
-  players' checks, never for attackers', however many sources they have.
+  name, in a lane of its own with one more thread kept for it: a returning player waits for
+  at most the other returning players' checks, never for attackers', however many sources
+  they have.
 
 A check whose client has left before it started is dropped without running.
 """
@@ -105,6 +106,12 @@ class SecretChecker:
         self.pool = ThreadPoolExecutor(
             max_workers=threads, thread_name_prefix="shared-deck-login", initializer=_lower_priority
         )
+        self.first_pool = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="shared-deck-login-known",
+            initializer=_lower_priority,
+        )  # fmt: skip
+        """The thread kept for checks from a source the name has logged in from."""
+        self.first_busy = False
         self.queues: dict[str, deque[Check]] = {}
         """Checks waiting for a thread, per source, in round-robin order (dict order)."""
         self.returning: deque[Check] = deque()
@@ -166,6 +173,12 @@ class SecretChecker:
         self.queues.clear()
         self.returning.clear()
         self.pool.shutdown(wait=False, cancel_futures=True)
+        self.first_pool.shutdown(wait=False, cancel_futures=True)
+
+    def shutdown(self) -> None:
+        """Wait for the running checks to end (in a thread, after :meth:`close`)."""
+        self.pool.shutdown()
+        self.first_pool.shutdown()
 
     def _release(self, check: Check) -> None:
         self.names.discard((check.name, check.address))
@@ -190,15 +203,26 @@ class SecretChecker:
         return check
 
     def _start_next(self) -> None:
+        if self.returning and not self.first_busy:
+            self.first_busy = True
+            self._run(self.returning.popleft(), True)
         while self.running < self.threads and (self.returning or self.queues):
-            check = self._next()
-            check.started = True
             self.running += 1
-            future = self.loop.run_in_executor(self.pool, _verify, check.secret, check.stored)
-            future.add_done_callback(lambda finished, check=check: self._finished(check, finished))
+            self._run(self._next(), False)
 
-    def _finished(self, check: Check, future: asyncio.Future[bool]) -> None:
-        self.running -= 1
+    def _run(self, check: Check, first: bool) -> None:
+        check.started = True
+        pool = self.first_pool if first else self.pool
+        future = self.loop.run_in_executor(pool, _verify, check.secret, check.stored)
+        future.add_done_callback(
+            lambda finished, check=check: self._finished(check, finished, first)
+        )
+
+    def _finished(self, check: Check, future: asyncio.Future[bool], first: bool) -> None:
+        if first:
+            self.first_busy = False
+        else:
+            self.running -= 1
         self._release(check)
         accepted = not future.cancelled() and future.exception() is None and bool(future.result())
         if accepted:

@@ -373,7 +373,7 @@ class GameServer:
         assert self.loop is not None
         if self.checker is not None:
             self.checker.close()
-            await self.loop.run_in_executor(None, self.checker.pool.shutdown)
+            await self.loop.run_in_executor(None, self.checker.shutdown)
         self.loop.set_exception_handler(None)
         await self.loop.run_in_executor(self._writer, self._close_writer)
         self._writer.shutdown(wait=True)
