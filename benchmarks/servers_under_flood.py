@@ -118,7 +118,8 @@ class Flood:
                     data = b""
                     while chunk := sock.recv(4096):
                         data += chunk
-                self.count("wrong secret answered" if b"ERR 940" in data else "wrong secret refused")
+                answered = b"ERR 940" in data
+                self.count("wrong secret answered" if answered else "wrong secret refused")
             except OSError:
                 self.count("wrong secret connection failed")
                 time.sleep(0.05)
@@ -197,8 +198,9 @@ def stop(process: subprocess.Popen[str]) -> None:
 
 def shared_deck(args: argparse.Namespace, directory: str) -> None:
     db = os.path.join(directory, "flood.db")
-    secret = subprocess.run([str(BIN / "shared-deck"), "add-player", "--db", db, "alice"],
-                            capture_output=True, text=True, check=True).stdout.split()[-1]  # fmt: skip
+    added = subprocess.run([str(BIN / "shared-deck"), "add-player", "--db", db, "alice"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    secret = added.stdout.split()[-1]
     command = [str(BIN / "shared-deck"), "serve", "--db", db, "--port", "0", "--http-port", "0",
                "--turn-seconds", "0.5"]  # fmt: skip
     process, lines = start(command, args.nofile, directory)
@@ -250,8 +252,10 @@ def locm(args: argparse.Namespace, directory: str) -> None:
     finally:
         flood.end()
         stop(process)
-    print(f"descriptor limit {args.nofile}; {len(SOURCES)} sources, each {args.idle} idle "
-          "connections and 2 trickling their headers")
+    print(
+        f"descriptor limit {args.nofile}; {len(SOURCES)} sources, each {args.idle} idle "
+        "connections and 2 trickling their headers"
+    )
     print("attack:", ", ".join(f"{k} {v}" for k, v in sorted(flood.counts.items())))
     report("status.json", status)
     report("games/1.html", games)
