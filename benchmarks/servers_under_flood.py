@@ -4,9 +4,10 @@
     python benchmarks/servers_under_flood.py locm          # locm serve
 
 ``shared-deck``: a real ``shared-deck serve --http-port 0`` with its descriptor limit lowered
-(``--nofile``, default 1024); 16 source addresses (127.0.0.2 ... 127.0.0.17) each keep idle
-connections open to the game port and to the dashboard (reopened as soon as the server closes
-them) and hammer the player's name with wrong secrets; meanwhile the player logs in from
+(``--nofile``, default 1024); 16 source addresses (127.0.0.2 ... 127.0.0.17) hammer the
+player's name with wrong secrets and keep idle connections open to the dashboard, 16 others
+(127.0.1.2 ... 127.0.1.17) keep idle connections open to the game port (all reopened as soon as
+the server closes them); meanwhile the player logs in from
 127.0.0.1 ``--tries`` times (a fresh connection each time) and the dashboard's
 ``/api/live`` is fetched as often. ``locm``: a real ``locm serve`` (``--nofile`` 64) with idle
 connections and clients that trickle their headers from the 16 addresses, and the report's
@@ -38,6 +39,11 @@ from pathlib import Path
 
 BAR_SECONDS = 2.0
 SOURCES = [f"127.0.0.{n}" for n in range(2, 18)]
+IDLE_SOURCES = [f"127.0.1.{n}" for n in range(2, 18)]
+"""Idle connections to the game port come from 16 other addresses: from the same ones, at the
+cap they would close those addresses' own logins waiting for their check (the oldest
+not-logged-in connection of the address with the most goes), and few wrong secrets would be
+checked at all."""
 BIN = Path(sys.executable).parent
 
 
@@ -130,11 +136,13 @@ class Flood:
             thread.join(30)
 
 
-def login_once(port: int, name: str, secret: str) -> float | None:
+def login_once(
+    port: int, name: str, secret: str, source: str = "127.0.0.1", bar: float = BAR_SECONDS
+) -> float | None:
     """Seconds to log in (LOGIN, name, PASSWORD, secret, OK), or None past the bar."""
     started = time.monotonic()
     try:
-        with connect("127.0.0.1", port, timeout=BAR_SECONDS) as sock:
+        with connect(source, port, timeout=bar) as sock:
             reader = sock.makefile("rb")
             if reader.readline() != b"LOGIN\n":
                 return None
@@ -147,7 +155,7 @@ def login_once(port: int, name: str, secret: str) -> float | None:
     except OSError:
         return None
     took = time.monotonic() - started
-    return took if took <= BAR_SECONDS else None
+    return took if took <= bar else None
 
 
 def fetch_once(url: str) -> float | None:
@@ -201,16 +209,21 @@ def shared_deck(args: argparse.Namespace, directory: str) -> None:
     added = subprocess.run([str(BIN / "shared-deck"), "add-player", "--db", db, "alice"],
                            capture_output=True, text=True, check=True)  # fmt: skip
     secret = added.stdout.split()[-1]
+    added = subprocess.run([str(BIN / "shared-deck"), "add-player", "--db", db, "bob"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    bob_secret = added.stdout.split()[-1]
     command = [str(BIN / "shared-deck"), "serve", "--db", db, "--port", "0", "--http-port", "0",
                "--turn-seconds", "0.5"]  # fmt: skip
     process, lines = start(command, args.nofile, directory)
     port = int(lines[0].rsplit(":", 1)[1])
     dashboard = lines[1].split(" on ", 1)[1].strip()
     http_port = int(dashboard.rstrip("/").rsplit(":", 1)[1])
+    if login_once(port, "alice", secret, bar=60.0) is None:
+        raise SystemExit("alice could not log in before the floods")
     flood = Flood(args.seconds)
     try:
-        for source in SOURCES:
-            flood.start(flood.idle, source, port, args.idle)
+        for source, idle_source in zip(SOURCES, IDLE_SOURCES, strict=True):
+            flood.start(flood.idle, idle_source, port, args.idle)
             flood.start(flood.idle, source, http_port, args.idle)
             flood.start(flood.wrong_secrets, source, port, "alice")
         time.sleep(1.0)  # let the floods fill the caps before the first try
@@ -218,15 +231,20 @@ def shared_deck(args: argparse.Namespace, directory: str) -> None:
         for _ in range(args.tries):
             logins.append(login_once(port, "alice", secret))
             pages.append(fetch_once(dashboard + "api/live"))
+        first_login = login_once(port, "bob", bob_secret, "127.0.0.100", bar=120.0)
     finally:
         flood.end()
         stop(process)
-    print(f"descriptor limit {args.nofile}; {len(SOURCES)} sources, each {args.idle} idle "
-          f"connections to the game port and {args.idle} to the dashboard, and wrong secrets "
-          f"for alice without pause")  # fmt: skip
+    print(
+        f"descriptor limit {args.nofile}; {len(SOURCES)} sources with wrong secrets for alice"
+        f" without pause and {args.idle} idle connections each to the dashboard,"
+        f" {len(IDLE_SOURCES)} with {args.idle} idle connections each to the game port"
+    )
     print("attack:", ", ".join(f"{k} {v}" for k, v in sorted(flood.counts.items())))
     report("player logins", logins)
     report("dashboard /api/live", pages)
+    shown = "over 120 s" if first_login is None else f"{first_login:.1f} s"
+    print(f"a first login from a new address during the floods: {shown}")
 
 
 def locm(args: argparse.Namespace, directory: str) -> None:

@@ -6,17 +6,19 @@ priority than the game where the OS allows it). Clients are grouped by *source*:
 address, or an IPv6 /64 (one machine's allocation hands out addresses freely within it).
 
 - A source may have at most ``per_address`` checks waiting or running (many honest bots
-  often share one address), and at most one per name: a further one is refused at once,
-  without running scrypt.
+  often share one address), and at most one per name: a further one for the same name
+  takes the waiting one's place in the queue (that client is closed unanswered: it is
+  usually the same player retrying after a timeout), or is refused at once while the first
+  is running; either way without running scrypt.
 - The checks waiting for a thread are queued per source and served round-robin across
   sources: a login waits for at most one check of each other source with checks waiting,
   however many checks each of them sent, and however many sources aim at the same name
   (no per-name total can be filled by others, so no group of sources locks a player out).
 - A source from which a name has logged in with its secret (one of the last
   KNOWN_SOURCES_PER_NAME such sources since the server started) is served first for that
-  name, in a lane of its own with one more thread kept for it: a returning player waits for
-  at most the other returning players' checks, never for attackers', however many sources
-  they have.
+  name, in a lane of its own with one more thread kept for it (not niced: its checks are
+  few): a returning player waits for at most the other returning players' checks, never for
+  attackers', however many sources they have.
 
 A check whose client has left before it started is dropped without running.
 """
@@ -62,11 +64,12 @@ class Check:
 
     def __init__(
         self, address: str, name: str, secret: str, stored: str | None,
-        done: Callable[[bool], None], known: bool = False,
+        done: Callable[[bool | None], None], known: bool = False,
     ) -> None:  # fmt: skip
         self.address, self.name, self.secret, self.stored = address, name, secret, stored
         """``address`` is the client's source (see :func:`source_of`)."""
         self.done = done
+        """Called with the verdict, or with None if the check was replaced unrun."""
         self.known = known
         """The name has logged in from this source before: the check is served first."""
         self.started = False
@@ -107,10 +110,11 @@ class SecretChecker:
             max_workers=threads, thread_name_prefix="shared-deck-login", initializer=_lower_priority
         )
         self.first_pool = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="shared-deck-login-known",
-            initializer=_lower_priority,
-        )  # fmt: skip
-        """The thread kept for checks from a source the name has logged in from."""
+            max_workers=1, thread_name_prefix="shared-deck-login-known"
+        )
+        """The thread kept for checks from a source the name has logged in from, at the
+        server's own priority: its checks are few (one per name and source, and only from
+        sources that gave the secret before), so a busy machine does not delay them."""
         self.first_busy = False
         self.queues: dict[str, deque[Check]] = {}
         """Checks waiting for a thread, per source, in round-robin order (dict order)."""
@@ -120,34 +124,47 @@ class SecretChecker:
         """Per name, the sources it last logged in from with its secret (latest last)."""
         self.per_address_count: dict[str, int] = {}
         """Checks waiting or running per source."""
-        self.names: set[tuple[str, str]] = set()
-        """(name, source) pairs with a check waiting or running."""
+        self.names: dict[tuple[str, str], Check] = {}
+        """The check waiting or running of each (name, source) pair that has one."""
         self.running = 0
         self.refused = 0
         """Checks refused over the limits (for diagnostics and tests)."""
         self.dropped = 0
         """Checks dropped unrun because their client left."""
+        self.replaced = 0
+        """Waiting checks replaced by a newer one for the same name and source."""
 
     def submit(
         self, address: str, name: str, secret: str, stored: str | None,
-        done: Callable[[bool], None],
+        done: Callable[[bool | None], None],
     ) -> Check | None:  # fmt: skip
         """Queue a check of a client at ``address``; None if it is refused (its source has
-        too many checks already, or one for this name)."""
+        too many checks already, or one for this name that is running)."""
         source = source_of(address)
-        waiting = self.per_address_count.get(source, 0)
-        if (name, source) in self.names or waiting >= self.per_address:
+        earlier = self.names.get((name, source))
+        if earlier is not None and not earlier.started:
+            return self._replace(earlier, Check(source, name, secret, stored, done, earlier.known))
+        if earlier is not None or self.per_address_count.get(source, 0) >= self.per_address:
             self.refused += 1
             return None
         known = source in self.known.get(name, ())
         check = Check(source, name, secret, stored, done, known)
-        self.names.add((name, source))
+        self.names[(name, source)] = check
         _count(self.per_address_count, source, 1)
         if known:
             self.returning.append(check)
         else:
             self.queues.setdefault(source, deque()).append(check)
         self._start_next()
+        return check
+
+    def _replace(self, earlier: Check, check: Check) -> Check:
+        """``check`` takes the place of ``earlier`` (not started) in its queue."""
+        queue = self.returning if earlier.known else self.queues[earlier.address]
+        queue[queue.index(earlier)] = check
+        self.names[(check.name, check.address)] = check
+        self.replaced += 1
+        earlier.done(None)
         return check
 
     def cancel(self, check: Check) -> None:
@@ -181,7 +198,8 @@ class SecretChecker:
         self.first_pool.shutdown()
 
     def _release(self, check: Check) -> None:
-        self.names.discard((check.name, check.address))
+        if self.names.get((check.name, check.address)) is check:
+            del self.names[(check.name, check.address)]
         _count(self.per_address_count, check.address, -1)
 
     def _remember(self, check: Check) -> None:

@@ -1075,9 +1075,12 @@ class Connection(asyncio.Protocol):
             server.loop.call_soon(self.close)  # after this batch's answers are written
         return ""
 
-    def _secret_checked(self, accepted: bool) -> None:
+    def _secret_checked(self, accepted: bool | None) -> None:
         self.login_check = None
         if self.stage == _CLOSED or self.transport is None:
+            return
+        if accepted is None:  # replaced unrun by a newer login for the name from this source
+            self.close()
             return
         if not accepted:
             self.transport.write(_ERROR_LINES[ErrorCode.AuthenticationFailed].encode())
