@@ -24,6 +24,7 @@ import contextlib
 import ipaddress
 import logging
 import math
+import os
 import resource
 import socket
 from collections.abc import Awaitable, Callable, Iterable
@@ -36,7 +37,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("cardarena.httpguard")
 
 BACKLOG = 8
-"""The listen backlog, and how many sockets asyncio accepts at once before any is counted."""
+"""How many sockets asyncio accepts at once before any is counted (each takes a descriptor)."""
+KERNEL_BACKLOG = 128
+"""Connections the kernel holds until they are accepted (no descriptor yet): on a busy machine
+the server may not run for a while, and a short queue would drop a client's SYN (a 1 s retry)."""
 BASE_DESCRIPTORS = 16
 """Descriptors of the process besides connections: standard streams, the event loop, the
 listening sockets, module and font files opened on the way."""
@@ -359,5 +363,8 @@ class ConnectionGuard:
                     lambda: _Guarded(guard, server), host, port,
                     backlog=self._backlog, reuse_address=True,
                 )  # fmt: skip
+                for listening in self._server.sockets:  # asyncio listened with BACKLOG
+                    with socket.socket(fileno=os.dup(listening.fileno())) as same:
+                        same.listen(KERNEL_BACKLOG)
 
         return GuardedSite(runner, backlog=BACKLOG)

@@ -268,3 +268,18 @@ def test_pages_follow_a_replaced_or_updated_database(
     writer.close()
     assert server.get("games/1.html")[1] == page_a
     server.stop()
+
+
+def test_the_docs_state_the_limits_of_the_code() -> None:
+    from cardarena.httpguard import MIN_CONNECTIONS, HttpLimits
+    from cardarena.locm.viewer.serve import descriptor_reserve
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "viewer.md").read_text()
+    reserve = descriptor_reserve()
+    assert f"keeps {reserve} descriptors" in text
+    assert f"with `ulimit -n 64` it serves {64 - reserve} connections" in text
+    assert f"a limit below {reserve + MIN_CONNECTIONS} is refused" in text
+    limits = HttpLimits()
+    assert f"| `--max-connections` | {limits.max_connections}, fewer" in text
+    assert f"| `--idle-timeout` | {limits.idle_seconds:.0f} s |" in text
+    assert f"| `--header-timeout` | {limits.head_seconds:.0f} s |" in text

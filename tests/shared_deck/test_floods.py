@@ -33,6 +33,7 @@ from cardarena.shared_deck.logins import KNOWN_SOURCES_PER_NAME, SecretChecker, 
 from cardarena.shared_deck.server import RESERVED_DESCRIPTORS
 from cardarena.shared_deck.store import Store
 from tests.shared_deck.conftest import RawConnection, RunningServer
+from tests.shared_deck.test_docs import section
 from tests.shared_deck.test_limits import connect_from, wait_until
 
 StartServer = Callable[..., RunningServer]
@@ -309,6 +310,9 @@ def test_idle_dashboard_connections_never_take_the_players_descriptors(tmp_path:
     dashboard_descriptors = cap + accept_reserve() + BASE_DESCRIPTORS // 2
     players = 1024 - dashboard_descriptors - max(RESERVED_DESCRIPTORS, 512)
     assert f"max_connections 4096 lowered to {players} (descriptor limit 1024)" in log, log
+    doc = section("Limits")  # docs/shared-deck.md says the same
+    assert f"the dashboard: {players} player connections, {cap} dashboard connections" in doc
+    assert f"plus {dashboard_descriptors - cap}" in section("The web dashboard")
     assert re.search(r"HTTP connection cap 64 reached \(\d+ idle closed", log), log
     assert "Traceback" not in log and "Too many open files" not in log, log
 
