@@ -5,8 +5,12 @@ timer fires, and counts none of them, so idle sockets could take every descripto
 process and nobody else got in. Here every connection is counted against a cap of its own
 and timed by the server, independently of the aiohttp version:
 
-- at the cap, a new connection closes the oldest *idle* one (no request being answered);
-  only when every connection is busy answering is the new one refused with a short 503;
+- at the cap, a new connection closes the oldest *idle* one: no request being answered, none
+  arriving (bytes waiting in the kernel count: a client whose request has come but not yet
+  been read keeps its place); else the oldest one whose request head started arriving more
+  than GRACE_SECONDS ago; else, if the newcomer's own request is already waiting, one whose
+  head is still arriving; a connection whose head has arrived whole is never closed for
+  another; only when there is nothing to close is the new one refused with a short 503;
 - a connection with no request in progress is closed after ``idle_seconds`` without a byte
   (keep-alive, or a client that connects and sends nothing);
 - a request's head must have arrived ``head_seconds`` after its first byte (a client that
@@ -21,12 +25,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import ipaddress
 import logging
 import math
 import os
 import resource
 import socket
+import struct
+import termios
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -47,6 +54,9 @@ listening sockets, module and font files opened on the way."""
 MIN_CONNECTIONS = 4
 """Below this many connections the descriptor limit is too low to serve anything."""
 REPEAT_LOG_SECONDS = 60.0
+GRACE_SECONDS = 1.0
+"""A connection whose request head started arriving less than this long ago is not closed to
+make room (unless the head timeout is shorter)."""
 
 _BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
@@ -192,6 +202,8 @@ class _Guarded(asyncio.Protocol):
         """When the last byte arrived or the last request ended."""
         self.head_started: float | None = None
         """When the first byte of a request not yet being answered arrived."""
+        self.head_complete = False
+        """That request's head has arrived whole (its blank line): it is about to be answered."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -207,8 +219,11 @@ class _Guarded(asyncio.Protocol):
         if self.inner is None:
             return
         self.last = self.guard.loop.time()
-        if not self.busy and self.head_started is None:
-            self.head_started = self.last
+        if not self.busy:
+            if self.head_started is None:
+                self.head_started = self.last
+            if b"\r\n\r\n" in data or b"\n\n" in data:
+                self.head_complete = True
         self.inner.data_received(data)
 
     def eof_received(self) -> bool | None:
@@ -226,6 +241,17 @@ class _Guarded(asyncio.Protocol):
     def resume_writing(self) -> None:
         if self.inner is not None:
             self.inner.resume_writing()
+
+    def bytes_waiting(self) -> bool:
+        """Whether bytes from the client wait in the kernel, not yet read (FIONREAD)."""
+        sock = None if self.transport is None else self.transport.get_extra_info("socket")
+        if sock is None:
+            return False
+        try:
+            answer = fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0")
+        except OSError:
+            return False
+        return bool(struct.unpack("i", answer)[0])
 
     def close(self) -> None:
         if self.transport is not None:
@@ -260,9 +286,31 @@ class ConnectionGuard:
         self._timer = self.loop.call_later(self._interval, self._sweep)
 
     # ------------------------------------------------------------ connections
+    def _victim(self, eager: bool) -> _Guarded | None:
+        """The connection to close for a new one: the oldest idle one (no request being
+        answered, none arriving), else the oldest whose request head has been arriving for
+        GRACE_SECONDS, else, for an ``eager`` newcomer (its request is already waiting), the
+        oldest whose head is still arriving; None if every one is answering or receiving."""
+        now = self.loop.time()
+        grace = min(GRACE_SECONDS, self.limits.head_seconds)
+        slow = arriving = None
+        for connection in self.open:  # oldest first
+            if connection.busy or connection.head_complete:
+                continue
+            started = connection.head_started
+            if started is None:
+                if not connection.bytes_waiting():
+                    return connection
+                continue
+            if slow is None and now - started >= grace:
+                slow = connection
+            if arriving is None:
+                arriving = connection
+        return slow or (arriving if eager else None)
+
     def admit(self, connection: _Guarded) -> bool:
         if len(self.open) >= self.max_connections:
-            idle = next((c for c in self.open if not c.busy), None)
+            idle = self._victim(connection.bytes_waiting())
             if idle is None:
                 self.refused += 1
                 self._report()
@@ -328,6 +376,7 @@ class ConnectionGuard:
             if connection is not None:
                 connection.busy += 1
                 connection.head_started = None
+                connection.head_complete = False
             try:
                 if not self.host_check.allows(request.headers.get("Host")):
                     return web.Response(

@@ -130,3 +130,39 @@ def test_at_the_cap_idle_ones_make_room_and_busy_ones_are_kept(guarded: Guarded)
 async def _busy_count(guard: ConnectionGuard) -> int:
     await asyncio.sleep(0.01)
     return sum(1 for connection in guard.open if connection.busy)
+
+
+def test_requests_still_arriving_keep_their_place_for_a_while() -> None:
+    """At the cap, a connection whose request head is arriving is not closed for a newcomer
+    that sends nothing (503), until its head has been arriving for GRACE_SECONDS."""
+    from cardarena.httpguard import GRACE_SECONDS
+
+    server = Guarded(cap=2)
+    try:
+        partial = []
+        for _ in range(2):
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=60)
+            sock.sendall(b"GET /hold HTTP/1.1\r\n")  # never the blank line
+            partial.append(sock)
+        while server.run(_arriving(server.guard)) < 2:
+            pass
+        started = server.loop.time()
+        quiet = socket.create_connection(("127.0.0.1", server.port), timeout=60)
+        answer = quiet.recv(4096)
+        if server.loop.time() - started < GRACE_SECONDS:  # (a very slow machine: too late)
+            assert answer.startswith(b"HTTP/1.1 503")
+        while server.loop.time() - started < GRACE_SECONDS:  # a condition on the server's clock
+            pass
+        later = socket.create_connection(("127.0.0.1", server.port), timeout=60)
+        while partial[0].recv(4096):  # the oldest arriving head is closed for it
+            pass
+        assert server.guard.evicted == 1 and server.guard.timed_out == 0
+        for sock in [*partial, quiet, later]:
+            sock.close()
+    finally:
+        server.stop()
+
+
+async def _arriving(guard: ConnectionGuard) -> int:
+    await asyncio.sleep(0.01)
+    return sum(1 for connection in guard.open if connection.head_started is not None)
