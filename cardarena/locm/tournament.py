@@ -108,6 +108,16 @@ class TimedPlayer:
     async def close(self) -> None:
         await self.inner.close()
 
+    @property
+    def isolated(self) -> bool:
+        """True if the wrapped bot is frozen outside its turns (see the referee's cgroups)."""
+        return bool(getattr(self.inner, "isolated", False))
+
+    @property
+    def cpu_ns(self) -> int | None:
+        """The wrapped bot's CPU time over the game, where its cgroup measured it."""
+        return getattr(self.inner, "cpu_ns", None)
+
 
 def replay_command(task: LocmGameTask) -> str:
     """The ``locm play`` command line that plays this game again."""

@@ -441,8 +441,13 @@ def test_without_bwrap_one_warning_and_the_game_is_played(tmp_path: Path) -> Non
     assert len(lines) == 1 and "warning: bots run without a sandbox (bwrap not found" in lines[0]
 
 
-def test_killing_the_sandbox_init_kills_every_descendant(tag: str) -> None:
+def test_killing_the_sandbox_init_kills_every_descendant(
+    tag: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import asyncio
+
+    # The namespace alone (a bot cgroup would freeze the bot until its first input).
+    monkeypatch.setenv("CARDARENA_CGROUPS", "off")
 
     from cardarena.locm.referee.players import ProcessPlayer, _only_child
 

@@ -155,18 +155,7 @@ async def run_game(
         while requests := game.requests():
             if len(requests) == 1:
                 battle_turn += 1
-            started = []
-            for request in requests:
-                started.append(time.monotonic_ns())
-                await players[request.player].send(request.input, game.state, request.player)
-            # Both deck-building answers are awaited together, so that each player's
-            # time is its own (the official runner runs them one after the other).
-            timed = await asyncio.gather(
-                *(
-                    _timed_receive(players[r.player], time_control.seconds(r.timeout_ms), t0)
-                    for r, t0 in zip(requests, started, strict=True)
-                )
-            )
+            timed = await _ask(players, requests, game, time_control)
             answers = [line for line, _ns in timed]
             for request, line in zip(requests, answers, strict=True):
                 if line is None and not answered[request.player]:
@@ -179,6 +168,39 @@ async def run_game(
     finally:
         await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
     return _outcome(game, recorder, players, time_control, (early_exits[0], early_exits[1]))
+
+
+async def _ask(
+    players: Sequence[Player],
+    requests: Sequence[Request],
+    game: ProtocolGame,
+    time_control: TimeControl,
+) -> list[tuple[str | None, int]]:
+    """Send the requests' inputs and read one line each, timed.
+
+    Both deck-building answers are awaited together, so that each player's time is its
+    own. Where a player is held to its own turns (frozen outside them, see
+    :mod:`.cgroups`), they are asked one after the other instead, as the official runner
+    does: a player that thinks concurrently would also be thinking in the other's turn.
+    """
+    if len(requests) > 1 and any(getattr(p, "isolated", False) for p in players):
+        timed = []
+        for request in requests:
+            started = time.monotonic_ns()
+            await players[request.player].send(request.input, game.state, request.player)
+            limit = time_control.seconds(request.timeout_ms)
+            timed.append(await _timed_receive(players[request.player], limit, started))
+        return timed
+    begun = []
+    for request in requests:
+        begun.append(time.monotonic_ns())
+        await players[request.player].send(request.input, game.state, request.player)
+    return list(await asyncio.gather(
+        *(
+            _timed_receive(players[r.player], time_control.seconds(r.timeout_ms), t0)
+            for r, t0 in zip(requests, begun, strict=True)
+        )
+    ))  # fmt: skip
 
 
 async def _timed_receive(
@@ -295,7 +317,8 @@ def _outcome(
             "endReason": game.end_reason.name,
             "errorPlayer": game.error_player,
             "timeScale": time_control.scale if time_control.enabled else None,
-        },
+        }
+        | _cpu_times(players),
     )
     return GameOutcome(
         version=state.version,
@@ -309,6 +332,15 @@ def _outcome(
         log=log,
         early_exits=early_exits,
     )
+
+
+def _cpu_times(players: Sequence[Player]) -> dict[str, list[float | None]]:
+    """``cpuMs``: each bot's CPU time over the game in ms, from its cgroup (None where none
+    was measured); left out when none was, so logs of built-in agents stay as they were."""
+    cpu_ns = [getattr(player, "cpu_ns", None) for player in players]
+    if all(ns is None for ns in cpu_ns):
+        return {}
+    return {"cpuMs": [None if ns is None else round(ns / 1e6, 3) for ns in cpu_ns]}
 
 
 def play_game(
