@@ -298,6 +298,11 @@ class GameSession:
     async def open_decision(self, seat: int, state: State) -> None:
         """The referee asks ``seat``: offer its moves (deck building or a battle turn)."""
         loop = asyncio.get_running_loop()
+        if state.is_terminal:  # died in its draw step: asked once more, then the game ends
+            decision = Decision(seat, "battle", state, state, loop.create_future(), None)
+            decision.answer.set_result("PASS")
+            self.decisions[seat] = decision
+            return
         if state.phase == Phase.BATTLE:
             self._turn_frame(state)
             kind = "battle"
@@ -358,9 +363,9 @@ class GameSession:
         the page showed as ``decision_id``; MoveRefused (with why) changes nothing."""
         if self.outcome is not None or self.error is not None:
             raise MoveRefused("the game is over")
-        seats = [seat] if seat is not None else list(self.decisions)
-        decision = next((self.decisions[s] for s in seats if s in self.decisions), None)
-        if decision is None or decision.answer.done():
+        open_ = {s: d for s, d in sorted(self.decisions.items()) if not d.answer.done()}
+        decision = open_.get(seat) if seat is not None else next(iter(open_.values()), None)
+        if decision is None:
             raise MoveRefused("it is not your move: wait for the opponent")
         if decision_id != decision.id:
             raise MoveRefused(
