@@ -121,6 +121,7 @@
     document.body.dataset.kind = d ? d.kind : data.over ? "end" : "waiting";
     if (d) document.body.dataset.decision = d.id; else delete document.body.dataset.decision;
     $("deckbuilding").hidden = !(d && d.kind !== "battle");
+    if ($("deckbuilding").hidden) { $("offered").replaceChildren(); $("pool").replaceChildren(); }
     $("battle").hidden = true;
     $("waiting").hidden = true;
     $("auto").hidden = true;
@@ -440,7 +441,8 @@
     if ((key === "l" || key === "L") && latest && latest.over) { $("download").click(); return; }
     if (key === "Escape") { selected = null; document.querySelectorAll(".can-target, .selected").forEach((n) => n.classList.remove("can-target", "selected")); return; }
     if (key === "m" || key === "M") {
-      const first = document.querySelector("#moves [data-action], #offered [data-action], #pool [data-action], #end-turn:not([hidden])");
+      const first = ["#offered [data-action]", "#pool [data-action]", "#moves [data-action]", "#end-turn:not([hidden])"]
+        .map((selector) => document.querySelector(selector)).find((node) => node);
       if (first) { first.focus(); e.preventDefault(); }
       return;
     }

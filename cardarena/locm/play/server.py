@@ -203,6 +203,8 @@ async def play_session(
             await stopper
         return outcome
     finally:
+        session.closing = True
+        session.wake()  # the pages' pending requests answer now: the server stops at once
         stopper.cancel()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)

@@ -17,7 +17,6 @@ spectator), never the bot's hand or deck.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -150,7 +149,8 @@ class GameSession:
         self.outcome: GameOutcome | None = None
         self.error: str | None = None
         self.auto_deck: set[int] = set()
-        self.started = time.time()
+        self.closing = False
+        """True once the server stops: pages waiting for news are answered at once."""
 
     # --- the game ---------------------------------------------------------------------
 
@@ -201,13 +201,17 @@ class GameSession:
 
     def _bump(self) -> None:
         self.seq += 1
+        self.wake()
+
+    def wake(self) -> None:
+        """Answer every page waiting for news."""
         self._changed.set()
         self._changed = asyncio.Event()
 
     async def wait_change(self, after: int, timeout_s: float) -> None:
         """Return once ``seq`` is past ``after``, or after ``timeout_s``."""
         deadline = asyncio.get_running_loop().time() + timeout_s
-        while self.seq <= after:
+        while self.seq <= after and not self.closing:
             remaining = deadline - asyncio.get_running_loop().time()
             if remaining <= 0:
                 return

@@ -1,0 +1,249 @@
+"""``locm play -p1 human`` in a real headless Chromium: a person's games, played by clicking
+and by keyboard alone, as the page offers them (the ``data-action`` contract).
+
+Each test starts the real command line (a subprocess serving the page), plays through the
+page, and checks the end: ``data-winner``, the GameResult log written with ``-l`` (the same
+as the page's download) and its replay by ``locm view`` to the same winner.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cardarena.locm.cli.main import main as locm_main
+from cardarena.locm.viewer.frames import build_frames
+
+WAIT_MS = 30_000
+"""Generous: the machine is busy; a correct page is much faster than this."""
+REPO = Path(__file__).resolve().parents[2]
+NEXT_DECISION = 'body[data-decision]:not([data-decision="{old}"]), #end[data-winner]:not([hidden])'
+
+
+class Game:
+    """``locm play`` with a human seat, running: its address and its output lines."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "cardarena.locm", "play", *args],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.stderr: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self.url = self.line()
+        assert self.url.startswith("http://127.0.0.1:"), self.url
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        self.stderr.extend(self.process.stderr)
+
+    def line(self) -> str:
+        line = self.lines.get(timeout=WAIT_MS / 1000)
+        assert line is not None, "".join(self.stderr)
+        return line
+
+    @property
+    def watch_url(self) -> str:
+        for line in self.stderr:
+            if "spectators: " in line:
+                return line.split("spectators: ")[1].split()[0]
+        raise AssertionError("no spectator address")
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        return self.process.wait(timeout=WAIT_MS / 1000)
+
+
+@pytest.fixture()
+def start() -> Iterator[Any]:
+    games: list[Game] = []
+
+    def run(*args: str) -> Game:
+        games.append(Game(list(args)))
+        return games[-1]
+
+    yield run
+    for game in games:
+        if game.process.poll() is None:
+            game.process.kill()
+            game.process.wait()
+
+
+def decision(page: Any) -> str | None:
+    return page.get_attribute("body", "data-decision")  # type: ignore[no-any-return]
+
+
+def wait_next(page: Any, old: str | None) -> None:
+    page.wait_for_selector(NEXT_DECISION.format(old=old), timeout=WAIT_MS)
+
+
+def finished(page: Any) -> bool:
+    return page.locator("#end[data-winner]:not([hidden])").count() > 0  # type: ignore[no-any-return]
+
+
+def click_move(page: Any) -> None:
+    """One click, as a quick player would: a draft card, a pool card, an attack on the
+    opponent, any other move, or the end of the turn."""
+    for selector in ('#offered [data-action]', '#pool [data-action]',
+                     '#moves [data-action^="ATTACK"][data-action$=" -1"]',
+                     '#moves [data-action]', '[data-action="PASS"]'):  # fmt: skip
+        target = page.locator(selector)
+        if target.count():
+            target.first.click()
+            return
+    raise AssertionError("a decision with nothing to click")
+
+
+def play_out(page: Any, move: Any = click_move, reload_at: int | None = None) -> int:
+    """Play until the game is over; returns the number of moves made."""
+    page.wait_for_selector("[data-action], #end[data-winner]:not([hidden])", timeout=WAIT_MS)
+    moves = 0
+    while not finished(page):
+        old = decision(page)
+        move(page)
+        wait_next(page, old)
+        moves += 1
+        if moves == reload_at:  # the server holds the game: a reload resumes it
+            page.reload()
+            page.wait_for_selector("[data-action], #end[data-winner]:not([hidden])",
+                                   timeout=WAIT_MS)  # fmt: skip
+    return moves
+
+
+def check_end(page: Any, game: Game, log_path: Path, tmp_path: Path) -> int:
+    """The page's winner, the -l log, the page's download and locm view agree."""
+    winner = int(page.get_attribute("#end", "data-winner"))
+    scores = [game.line(), game.line()]  # printed once the log is written
+    assert scores in (["1", "0"], ["0", "1"]) and scores.index("1") == winner
+    log = json.loads(log_path.read_text(encoding="utf-8"))
+    downloaded = page.evaluate("fetch('log.json').then((r) => r.json())")
+    assert downloaded == log
+    out = tmp_path / "replay.html"
+    assert locm_main(["view", str(log_path), "-o", str(out)]) == 0
+    assert out.stat().st_size > 0
+    assert build_frames(log)["frames"][-1]["winner"] == winner
+    assert game.stop() == 0
+    return winner
+
+
+def test_a_1_0_game_by_clicking_with_a_reload_and_a_refused_click(
+    page: Any, start: Any, tmp_path: Path
+) -> None:
+    log_path = tmp_path / "game.json"
+    game = start("-p1", "human", "-p2", "builtin:random", "--version", "1.0",
+                 "-d", "seed=21", "-l", str(log_path))  # fmt: skip
+    page.goto(game.url + "#delay=0")
+    page.wait_for_selector("#offered [data-action]", timeout=WAIT_MS)
+    # A click on a card that is no longer offered (a double click): refused, nothing changes.
+    stale = page.locator("#offered [data-action]").first.element_handle()
+    old = decision(page)
+    page.locator("#offered [data-action]").nth(1).click()
+    wait_next(page, old)
+    after = decision(page)
+    deck = page.locator("#my-deck .card").count()
+    stale.evaluate("(button) => button.click()")
+    page.wait_for_selector("#message.refused:not([hidden])", timeout=WAIT_MS)
+    assert "old view" in page.text_content("#message")
+    assert decision(page) == after and page.locator("#my-deck .card").count() == deck == 1
+    play_out(page, reload_at=40)
+    check_end(page, game, log_path, tmp_path)
+
+
+def test_a_1_5_game_by_clicking_builds_a_constructed_deck(
+    page: Any, start: Any, tmp_path: Path
+) -> None:
+    log_path = tmp_path / "game.json"
+    game = start("-p1", "builtin:random", "-p2", "human", "--version", "1.5",
+                 "-d", "seed=5", "-l", str(log_path))  # fmt: skip
+    page.goto(game.url + "#delay=0")
+    page.wait_for_selector("#pool [data-action]", timeout=WAIT_MS)
+    assert page.locator("#pool [data-action]").count() == 120
+    page.select_option("#filter-type", "0")  # creatures only
+    creatures = page.locator("#pool [data-action]").count()
+    assert 0 < creatures < 120
+    page.select_option("#filter-type", "")
+    play_out(page)
+    check_end(page, game, log_path, tmp_path)
+    log = json.loads(log_path.read_text(encoding="utf-8"))
+    assert log["cardarena"]["players"] == ["builtin:random", "human"]
+    chosen = [line for line in log["outputs"]["1"] if line and line.startswith("CHOOSE")]
+    assert len(chosen) == 1 and chosen[0].count("CHOOSE") == 30  # one click per card
+
+
+def test_a_1_2_game_by_keyboard_alone(page: Any, start: Any, tmp_path: Path) -> None:
+    log_path = tmp_path / "game.json"
+    game = start("-p1", "human", "-p2", "builtin:random", "--version", "1.2",
+                 "-d", "seed=8", "-l", str(log_path))  # fmt: skip
+    page.goto(game.url + "#delay=0")
+    assert "Tab" in page.text_content("#help")
+
+    def by_keys(page: Any) -> None:
+        kind = page.get_attribute("body", "data-kind")
+        if kind == "draft":
+            page.keyboard.press("3")
+        elif page.locator("#moves [data-action]").count():
+            page.keyboard.press("m")  # focus the first move, then Enter plays it
+            assert page.evaluate("document.activeElement.dataset.action") is not None
+            page.keyboard.press("Enter")
+        else:
+            page.keyboard.press("e")
+
+    assert play_out(page, by_keys) > 30
+    check_end(page, game, log_path, tmp_path)
+
+
+def test_against_a_bot_process_with_a_deck_an_agent_built(
+    page: Any, start: Any, tmp_path: Path
+) -> None:
+    log_path = tmp_path / "game.json"
+    bot = f"{sys.executable} examples/bots/minimal_bot.py"
+    game = start("-p1", bot, "-p2", "human", "--version", "1.5", "-d", "seed=3",
+                 "-l", str(log_path), "--no-sandbox")  # fmt: skip
+    page.goto(game.url + "#delay=0")
+    page.wait_for_selector("#auto:not([hidden])", timeout=WAIT_MS)
+    old = decision(page)
+    page.click("#auto")
+    wait_next(page, old)
+    play_out(page)
+    check_end(page, game, log_path, tmp_path)
+    log = json.loads(log_path.read_text(encoding="utf-8"))
+    assert log["cardarena"]["players"] == [bot, "human"]
+
+
+def test_only_the_printed_address_plays(page: Any, start: Any) -> None:
+    game = start("-p1", "human", "-p2", "builtin:random", "--version", "1.2")
+    base = game.url.rsplit("/", 2)[0]
+    for path in ("/", "/nottheToken/", "/nottheToken/state", game.url[len(base):] + "x"):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(base + path, timeout=WAIT_MS / 1000)
+        assert refused.value.code in (403, 404)
+    with urllib.request.urlopen(game.url + "state", timeout=WAIT_MS / 1000) as answer:
+        assert json.load(answer)["decision"]["kind"] == "draft"
+    # The spectator's address shows the game but cannot play it.
+    page.goto(game.watch_url + "#delay=0")
+    page.wait_for_selector("body[data-ready]", timeout=WAIT_MS)
+    assert page.locator("[data-action]").count() == 0
+    status = page.evaluate("fetch('move', {method: 'POST', body: '{\"id\": 1, \"action\": "
+                           "\"PICK 0\"}'}).then((r) => r.status)")  # fmt: skip
+    assert status == 403
+    assert game.stop() == 130  # stopped during the game: as Ctrl-C stops any locm play
