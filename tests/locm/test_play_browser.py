@@ -9,6 +9,7 @@ as the page's download) and its replay by ``locm view`` to the same winner.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import subprocess
@@ -28,6 +29,8 @@ from cardarena.locm.viewer.frames import build_frames
 WAIT_MS = 30_000
 """Generous: the machine is busy; a correct page is much faster than this."""
 REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = os.environ.get("CARDARENA_SCREENSHOTS")
+"""A folder: the tests also save the pictures of docs/play.md there (docs/img)."""
 NEXT_DECISION = 'body[data-decision]:not([data-decision="{old}"]), #end[data-winner]:not([hidden])'
 
 
@@ -87,6 +90,13 @@ def start() -> Iterator[Any]:
         if game.process.poll() is None:
             game.process.kill()
             game.process.wait()
+
+
+def shoot(page: Any, name: str, size: tuple[int, int] = (1280, 720)) -> None:
+    if SCREENSHOTS:
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        page.screenshot(path=str(Path(SCREENSHOTS) / name))
+        page.set_viewport_size({"width": 1400, "height": 900})
 
 
 def decision(page: Any) -> str | None:
@@ -182,7 +192,38 @@ def test_a_1_5_game_by_clicking_builds_a_constructed_deck(
     creatures = page.locator("#pool [data-action]").count()
     assert 0 < creatures < 120
     page.select_option("#filter-type", "")
-    play_out(page)
+    for _ in range(30):  # the deck, card by card, with its curve
+        old = decision(page)
+        offered = page.locator("#pool [data-action]")
+        offered.nth(7 * page.locator("#my-deck .card").count() % offered.count()).click()
+        wait_next(page, old)
+        if page.locator("#my-deck .card").count() == 14:
+            bars = page.locator("#curve .bar").all()
+            assert sum(int(bar.get_attribute("data-count")) for bar in bars) == 14
+            shoot(page, "play-constructed.png")
+    turns = {"n": 0}
+
+    def on_the_board(page: Any) -> None:
+        """Select a card of the hand or a creature, then click a place that lit up."""
+        sources = page.locator("#battle .card.playable")
+        if not sources.count():
+            turns["n"] += 1
+            page.click("#end-turn")
+            return
+        sources.first.click()
+        targets = page.locator(".can-target")
+        assert targets.count() > 0
+        moves = page.locator("#moves [data-action]").all()
+        offered = {move.get_attribute("data-action") for move in moves}
+        assert {t.get_attribute("data-target-action") for t in targets.all()} <= offered
+        if turns["n"] == 4:
+            shoot(page, "play-battle.png")
+            shoot(page, "play-phone.png", (740, 360))
+            turns["n"] += 1
+        targets.last.click()
+
+    play_out(page, on_the_board)
+    shoot(page, "play-end.png")
     check_end(page, game, log_path, tmp_path)
     log = json.loads(log_path.read_text(encoding="utf-8"))
     assert log["cardarena"]["players"] == ["builtin:random", "human"]
@@ -193,13 +234,17 @@ def test_a_1_5_game_by_clicking_builds_a_constructed_deck(
 def test_a_1_2_game_by_keyboard_alone(page: Any, start: Any, tmp_path: Path) -> None:
     log_path = tmp_path / "game.json"
     game = start("-p1", "human", "-p2", "builtin:random", "--version", "1.2",
-                 "-d", "seed=8", "-l", str(log_path))  # fmt: skip
+                 "-d", "seed=8", "-l", str(log_path), "--human-time", "600")  # fmt: skip
     page.goto(game.url + "#delay=0")
     assert "Tab" in page.text_content("#help")
+    page.wait_for_selector("#clock[data-seconds-left]:not([hidden])", timeout=WAIT_MS)
+    assert 0 < float(page.get_attribute("#clock", "data-seconds-left")) <= 600
 
     def by_keys(page: Any) -> None:
         kind = page.get_attribute("body", "data-kind")
         if kind == "draft":
+            if page.locator("#my-deck .card").count() == 7:
+                shoot(page, "play-draft.png")
             page.keyboard.press("3")
         elif page.locator("#moves [data-action]").count():
             page.keyboard.press("m")  # focus the first move, then Enter plays it

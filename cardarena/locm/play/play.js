@@ -110,8 +110,43 @@
     renderNow();
   }
 
+  /* Where the keyboard focus was (which list, which position), to put it back after drawing. */
+  const FOCUS_LISTS = ["#offered", "#pool", "#moves", "#my-deck"];
+  function focusPlace() {
+    const active = document.activeElement;
+    if (!active || active === document.body) return null;
+    if (active.id === "end-turn" || active.id === "auto") return { id: active.id };
+    for (const list of FOCUS_LISTS) {
+      const items = [...document.querySelectorAll(list + " button")];
+      const index = items.indexOf(active);
+      if (index >= 0) return { list: list, index: index };
+    }
+    return null;
+  }
+  function restoreFocus(place) {
+    if (!place) return;
+    if (place.id) { const node = $(place.id); if (node && !node.hidden) { node.focus(); return; } }
+    const lists = place.list ? [place.list, ...FOCUS_LISTS] : FOCUS_LISTS;
+    for (const list of lists) {
+      const items = document.querySelectorAll(list + " button");
+      if (items.length) { items[Math.min(place.index || 0, items.length - 1)].focus(); return; }
+    }
+    if (!$("end-turn").hidden) $("end-turn").focus();
+  }
+
+  function clearTargets() {
+    document.querySelectorAll(".can-target, .selected, .playable").forEach((node) => {
+      node.classList.remove("can-target", "selected", "playable");
+      delete node.dataset.targetAction;
+      node.onclick = null;
+    });
+  }
+
   function renderNow() {
+    const place = focusPlace();
+    clearTargets();
     const data = latest;
+    document.body.dataset.seat = data.seat === null ? "" : data.seat;
     const d = data.decision;
     selected = d && d.kind === "battle" && selected !== null ? selected : null;
     $("version-badge").textContent = "LOCM " + data.version;
@@ -126,6 +161,7 @@
     $("waiting").hidden = true;
     $("auto").hidden = true;
     $("end-turn").hidden = true;
+    delete $("end-turn").dataset.action;  // only offered moves carry data-action
     $("moves").replaceChildren();
     showClock(d);
     if (data.error) {
@@ -143,6 +179,7 @@
     }
     drawEvents();
     drawEnd(data);
+    restoreFocus(place);
     document.body.dataset.ready = "1";
   }
 
@@ -154,7 +191,7 @@
     const end = performance.now() + d.secondsLeft * 1000;
     const tick = () => {
       const left = Math.max(0, (end - performance.now()) / 1000);
-      clock.textContent = "⏱ " + left.toFixed(0) + " s";
+      clock.textContent = "time left: " + left.toFixed(0) + " s";
       clock.dataset.secondsLeft = left.toFixed(1);
       clock.classList.toggle("low", left < 10);
     };
@@ -320,7 +357,7 @@
     const mine = frame.sides[seat].board.find((c) => String(c.id) === a);
     const theirs = frame.sides[1 - seat].board.find((c) => String(c.id) === b);
     const own = frame.sides[seat].board.find((c) => String(c.id) === b);
-    const what = inHand ? cardLabel(inHand[1]) : mine ? "creature " + a + " (" + mine.attack + "/" + mine.defense + ")" : a;
+    const what = inHand ? cardLabel(inHand[1]) + " (id " + a + ")" : mine ? "creature " + a + " (" + mine.attack + "/" + mine.defense + ")" : a;
     if (kind === "SUMMON") {
       return "Summon " + what + (b === undefined || b === "-1" ? "" : b === "0" ? " to the left lane" : " to the right lane");
     }
@@ -370,6 +407,10 @@
       node.classList.remove("can-target", "selected");
       delete node.dataset.targetAction;
       if (!node.classList.contains("playable")) node.onclick = null;
+    });
+    document.querySelectorAll(".card.playable").forEach((card) => {  // a creature can be both
+      const id = card.dataset.id;
+      card.onclick = () => { selected = selected === id ? null : id; lightTargets(d, bySource); };
     });
     if (selected === null || !bySource[selected]) { selected = null; return; }
     document.querySelectorAll('#battle .card[data-id="' + selected + '"]').forEach((n) => n.classList.add("selected"));
