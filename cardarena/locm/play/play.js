@@ -252,8 +252,8 @@
         const action = "PICK " + i;
         if (!d.actions.includes(action)) return;
         offered.appendChild(cardButton(baseId, action, (i + 1) + ": pick " + cardLabel(baseId), d));
-        addMove(action, "Pick " + cardLabel(baseId), d);
       });
+      $("moves").appendChild(el("li", "help", "Pick one of the three cards: click it, or press 1, 2 or 3."));
     } else {
       drawPool(d);
     }
