@@ -87,6 +87,9 @@ def test_the_page_never_sees_the_bot_hand() -> None:
     assert shown <= mine and not shown & theirs
     spectator = session.view(None)
     assert all(frame.get("hand", []) == [] for frame in spectator["frames"])
+    # Nor its deck: the referee's deck-building lines ("chose cards ...") are not shown.
+    events = [line for frame in session.view(0)["frames"] for line in frame["events"]]
+    assert events and not [line for line in events if "chose" in line]
 
 
 def test_stale_and_illegal_moves_are_refused_and_change_nothing() -> None:

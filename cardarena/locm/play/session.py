@@ -17,6 +17,7 @@ spectator), never the bot's hand or deck.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,7 @@ from . import HUMAN
 AUTO_DECK_AGENT = "greedy"
 """The built-in agent that builds a deck when the person asks for one."""
 VIEW_FORMAT = "cardarena.locm.play/1"
+_DECK_LINE = re.compile(r"Player \$[01] chose card")
 
 
 class MoveRefused(Exception):
@@ -244,7 +246,8 @@ class GameSession:
             return []
         new = self.game.summaries[self._seen_summaries :]
         self._seen_summaries = len(self.game.summaries)
-        return [readable_tokens(line) for line in new]
+        # "Player $1 chose cards ...": the deck-building summaries would show the bot's deck.
+        return [readable_tokens(line) for line in new if not _DECK_LINE.match(line)]
 
     def _turn_frame(self, state: State) -> None:
         last = self.frames[-1] if self.frames else {}
