@@ -292,3 +292,30 @@ def test_only_the_printed_address_plays(page: Any, start: Any) -> None:
                            "\"PICK 0\"}'}).then((r) => r.status)")  # fmt: skip
     assert status == 403
     assert game.stop() == 130  # stopped during the game: as Ctrl-C stops any locm play
+
+
+def test_hot_seat_and_a_spectator_following_live(page: Any, start: Any, tmp_path: Path) -> None:
+    log_path = tmp_path / "game.json"
+    game = start("-p1", "human", "-p2", "human", "--version", "1.2", "-d", "seed=4",
+                 "-l", str(log_path))  # fmt: skip
+    watcher = page.context.new_page()
+    watcher.goto(game.watch_url + "#delay=0")
+    page.bring_to_front()  # a page in the background is polled slowly by Playwright
+    page.goto(game.url + "#delay=0")
+    page.wait_for_selector("#offered [data-action]", timeout=WAIT_MS)
+    seats = []
+    while page.get_attribute("body", "data-kind") != "battle":  # each seat asks for a deck
+        seats.append(page.get_attribute("body", "data-seat"))
+        old = decision(page)
+        page.click("#auto")
+        wait_next(page, old)
+    assert seats == ["0", "1"]
+    play_out(page)
+    winner = check_end(page, game, log_path, tmp_path)
+    log = json.loads(log_path.read_text(encoding="utf-8"))
+    assert log["cardarena"]["players"] == ["human 1", "human 2"]
+    # The spectator saw the same game to its end, and never a hand.
+    watcher.wait_for_selector("#end[data-winner]:not([hidden])", timeout=WAIT_MS)
+    assert int(watcher.get_attribute("#end", "data-winner")) == winner
+    assert watcher.locator("#hand .card").count() == 0
+    assert watcher.locator("[data-action]").count() == 0
