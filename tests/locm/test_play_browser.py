@@ -231,9 +231,9 @@ def test_a_1_5_game_by_clicking_builds_a_constructed_deck(
     assert len(chosen) == 1 and chosen[0].count("CHOOSE") == 30  # one click per card
 
 
-def test_a_1_2_game_by_keyboard_alone(page: Any, start: Any, tmp_path: Path) -> None:
+def test_a_1_5_game_by_keyboard_alone(page: Any, start: Any, tmp_path: Path) -> None:
     log_path = tmp_path / "game.json"
-    game = start("-p1", "human", "-p2", "builtin:random", "--version", "1.2",
+    game = start("-p1", "human", "-p2", "builtin:random", "--version", "1.5",
                  "-d", "seed=8", "-l", str(log_path), "--human-time", "600")  # fmt: skip
     page.goto(game.url + "#delay=0")
     assert "Tab" in page.text_content("#help")
@@ -242,10 +242,8 @@ def test_a_1_2_game_by_keyboard_alone(page: Any, start: Any, tmp_path: Path) -> 
 
     def by_keys(page: Any) -> None:
         kind = page.get_attribute("body", "data-kind")
-        if kind == "draft":
-            if page.locator("#my-deck .card").count() == 7:
-                shoot(page, "play-draft.png")
-            page.keyboard.press("3")
+        if kind == "construct":
+            page.keyboard.press("1")  # the first card shown in the pool
         elif page.locator("#moves [data-action]").count():
             page.keyboard.press("m")  # focus the first move, then Enter plays it
             assert page.evaluate("document.activeElement.dataset.action") is not None
@@ -257,19 +255,21 @@ def test_a_1_2_game_by_keyboard_alone(page: Any, start: Any, tmp_path: Path) -> 
     check_end(page, game, log_path, tmp_path)
 
 
-def test_against_a_bot_process_with_a_deck_an_agent_built(
+def test_a_1_2_game_by_clicking_against_a_bot_process(
     page: Any, start: Any, tmp_path: Path
 ) -> None:
     log_path = tmp_path / "game.json"
     bot = "python3 examples/bots/minimal_bot.py"  # sandboxed, as any bot of locm play
-    game = start("-p1", bot, "-p2", "human", "--version", "1.5", "-d", "seed=3",
+    game = start("-p1", bot, "-p2", "human", "--version", "1.2", "-d", "seed=3",
                  "-l", str(log_path))  # fmt: skip
     page.goto(game.url + "#delay=0")
-    page.wait_for_selector("#auto:not([hidden])", timeout=WAIT_MS)
-    old = decision(page)
-    page.click("#auto")
-    wait_next(page, old)
-    play_out(page)
+
+    def click_and_show_the_draft(page: Any) -> None:
+        if page.locator("#my-deck .card").count() == 7 and page.locator("#offered .card").count():
+            shoot(page, "play-draft.png")
+        click_move(page)
+
+    play_out(page, click_and_show_the_draft)
     check_end(page, game, log_path, tmp_path)
     log = json.loads(log_path.read_text(encoding="utf-8"))
     assert log["cardarena"]["players"] == [bot, "human"]
