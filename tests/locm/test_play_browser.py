@@ -319,3 +319,37 @@ def test_hot_seat_and_a_spectator_following_live(page: Any, start: Any, tmp_path
     assert int(watcher.get_attribute("#end", "data-winner")) == winner
     assert watcher.locator("#hand .card").count() == 0
     assert watcher.locator("[data-action]").count() == 0
+
+
+HOSTILE_BOT = """
+import sys
+PAYLOAD = "<img src=x onerror=window.pwned=1>"
+while True:
+    players = [input() for _ in range(2)]
+    opponent = input().split()
+    for _ in range(int(opponent[-1])):
+        input()
+    cards = [input() for _ in range(int(input()))]
+    if players[0].split()[1] == "0":  # the draft: no mana yet
+        print("PICK 0 " + PAYLOAD, flush=True)
+    else:  # an illegal action, which the referee reports with its text
+        print("ATTACK 99 -1 " + PAYLOAD + ";PASS", flush=True)
+    sys.stderr.write("<script>window.pwned = 2</script>\\n")
+"""
+
+
+def test_what_a_bot_writes_is_shown_as_text(page: Any, start: Any, tmp_path: Path) -> None:
+    bot = tmp_path / "hostile.py"
+    bot.write_text(HOSTILE_BOT, encoding="utf-8")
+    name = f"python3 {bot} '<b id=bold>name</b>'"
+    game = start("-p1", name, "-p2", "human", "--version", "1.2", "-d", "seed=6", "--no-sandbox")
+    page.goto(game.url + "#delay=0")
+    old = decision(page)
+    page.click("#auto")
+    wait_next(page, old)
+    page.wait_for_selector("#end-turn:not([hidden])", timeout=WAIT_MS)
+    events = page.text_content("#events")
+    assert "Action is not legal: ATTACK 99 -1 <img src=x onerror=window.pwned=1>" in events
+    assert "<b id=bold>name</b>" in page.text_content("#matchup")
+    assert page.locator("#events img, #bold, main script").count() == 0
+    assert page.evaluate("window.pwned === undefined")

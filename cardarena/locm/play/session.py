@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,10 +111,8 @@ class GameSession:
         human_time: float | None = None,
         time_control: TimeControl | None = None,
         sandbox: bool = True,
-        make_bot: Callable[[str, int], Player] | None = None,
     ) -> None:
-        """``specs``: per seat, ``human`` or a bot spec (as ``locm play`` takes them);
-        ``make_bot(spec, seat)`` makes a bot's player (default: the referee's make_player)."""
+        """``specs``: per seat, ``human`` or a bot spec (as ``locm play`` takes them)."""
         self.specs = tuple(specs)
         self.params = params
         self.league = league
@@ -128,8 +126,6 @@ class GameSession:
             if spec == HUMAN:
                 name = HUMAN if len(self.humans) == 1 else f"{HUMAN} {seat + 1}"
                 self.players.append(HumanSeat(self, seat, name))
-            elif make_bot is not None:
-                self.players.append(self._watched(make_bot(spec, seat), seat))
             else:
                 bot = make_player(spec, agent_seed(params, seat), time_control.scale, sandbox)
                 self.players.append(self._watched(bot, seat))
