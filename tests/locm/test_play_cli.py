@@ -3,6 +3,7 @@ and Ctrl-C or SIGTERM stopping the game and its bot."""
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
@@ -51,8 +52,13 @@ def test_stopping_mid_game_stops_the_bot(signum: int, status: int, tmp_path: Pat
     with urllib.request.urlopen(url, timeout=TIMEOUT_S) as page:
         assert page.status == 200
         assert "script-src 'self'" in page.headers["Content-Security-Policy"]
-    with urllib.request.urlopen(url + "state", timeout=TIMEOUT_S) as state:
-        assert b'"decision"' in state.read()
+    decision, seq = None, -1
+    while decision is None:  # the person's deck (by the agent): then the bot is asked too
+        with urllib.request.urlopen(f"{url}state?after={seq}", timeout=TIMEOUT_S) as state:
+            view = json.load(state)
+        decision, seq = view["decision"], view["seq"]
+    move = json.dumps({"id": decision["id"], "auto": True}).encode()
+    urllib.request.urlopen(urllib.request.Request(url + "move", move), timeout=TIMEOUT_S).close()
     deadline = time.monotonic() + TIMEOUT_S
     while not pid_file.read_text(encoding="ascii").strip() if pid_file.exists() else True:
         assert time.monotonic() < deadline, "the bot never started"
