@@ -94,7 +94,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     if args.logs:
         check_log_path(args.logs)  # fail now, not after the game; creates nothing
     if HUMAN in (args.p1, args.p2):
-        return play_human.play_human(args, params, league, write_log)
+        return play_human.play_human(args, params, league, write_log, bot_env)
     outcome = play_game(
         args.p1,
         args.p2,

@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ...argtypes import port, positive_number
 from ..engine.params import GameParameters
@@ -41,6 +41,7 @@ def play_human(
     params: GameParameters,
     league: int,
     write_log: Callable[[str, str], None],
+    bot_env: Sequence[tuple[str, str]] = (),
 ) -> int:
     """Serve the game's page and play it; the address is the first line of stdout, the
     scores and parameters follow at the end as for any ``locm play`` (the log is written
@@ -54,7 +55,7 @@ def play_human(
 
     session_args = dict(params=params, league=league, human_time=args.human_time,
                         time_control=TimeControl(args.time_scale, not args.no_time_limit),
-                        sandbox=not args.no_sandbox)  # fmt: skip
+                        sandbox=not args.no_sandbox, bot_env=bot_env)  # fmt: skip
 
     def on_end(outcome: GameOutcome) -> None:
         if args.logs:

@@ -22,6 +22,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any, TextIO
 
+from ...pages import render
 from ..referee.game_loop import GameOutcome, RefereeTerminated
 from .session import GameSession, MoveRefused
 
@@ -81,8 +82,7 @@ def make_app(session: GameSession, play_token: str, watch_token: str) -> Any:
                             content_type="application/json", headers=HEADERS)  # fmt: skip
 
     async def page(request: web.Request) -> web.Response:
-        kind = role(request)
-        text = _asset("play", "play.html").replace("{{ROLE}}", kind)
+        text = render("cardarena.locm.play", "play.html", role=role(request))
         return web.Response(text=text, content_type="text/html", charset="utf-8",
                             headers=HEADERS)  # fmt: skip
 

@@ -111,8 +111,10 @@ class GameSession:
         human_time: float | None = None,
         time_control: TimeControl | None = None,
         sandbox: bool = True,
+        bot_env: Sequence[tuple[str, str]] = (),
     ) -> None:
-        """``specs``: per seat, ``human`` or a bot spec (as ``locm play`` takes them)."""
+        """``specs``: per seat, ``human`` or a bot spec (as ``locm play`` takes them); bots
+        are made as ``locm play`` makes them (``sandbox``, ``bot_env``: see make_player)."""
         self.specs = tuple(specs)
         self.params = params
         self.league = league
@@ -127,7 +129,8 @@ class GameSession:
                 name = HUMAN if len(self.humans) == 1 else f"{HUMAN} {seat + 1}"
                 self.players.append(HumanSeat(self, seat, name))
             else:
-                bot = make_player(spec, agent_seed(params, seat), time_control.scale, sandbox)
+                seed = agent_seed(params, seat)
+                bot = make_player(spec, seed, time_control.scale, sandbox, bot_env=bot_env)
                 self.players.append(self._watched(bot, seat))
         self.names = [player.name for player in self.players]
         self.seq = 0
