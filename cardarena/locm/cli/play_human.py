@@ -58,6 +58,10 @@ def play_human(
                         sandbox=not args.no_sandbox, bot_env=bot_env)  # fmt: skip
 
     def on_end(outcome: GameOutcome) -> None:
+        seats = zip(("-p1", "-p2"), (args.p1, args.p2), outcome.early_exits, strict=True)
+        for option, command, why in seats:
+            if why:  # as locm play says it: scored as a loss, but the command was broken
+                print(f"locm: warning: {option} {command!r} {why}", file=sys.stderr)
         if args.logs:
             try:
                 write_log(args.logs, json.dumps(outcome.log, ensure_ascii=False) + "\n")
