@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,11 +19,27 @@ REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 60
 
 
+STARTED: list[subprocess.Popen[str]] = []
+
+
 def locm_play(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, "-m", "cardarena.locm", "play", *args],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+    STARTED.append(process)
+    return process
+
+
+@pytest.fixture(autouse=True)
+def _no_server_left() -> Iterator[None]:
+    """A failing test leaves no server (and no bot) behind."""
+    yield
+    while STARTED:
+        process = STARTED.pop()
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
 
 
 def test_a_port_in_use_is_one_line_and_exit_2() -> None:
