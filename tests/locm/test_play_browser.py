@@ -86,8 +86,10 @@ def start() -> Iterator[Any]:
         return games[-1]
 
     yield run
-    for game in games:
-        if game.process.poll() is None:
+    for game in games:  # Ctrl-C: the referee stops its bot, then exits
+        try:
+            game.stop()
+        except subprocess.TimeoutExpired:
             game.process.kill()
             game.process.wait()
 

@@ -38,8 +38,12 @@ def _no_server_left() -> Iterator[None]:
     while STARTED:
         process = STARTED.pop()
         if process.poll() is None:
+            process.send_signal(signal.SIGINT)  # the referee stops its bot, then exits
+        try:
+            process.communicate(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
             process.kill()
-        process.communicate()
+            process.communicate()
 
 
 def test_a_port_in_use_is_one_line_and_exit_2() -> None:
