@@ -65,6 +65,22 @@ def test_a_whole_game_logs_a_game_result_that_replays(version: str) -> None:
     assert sum(frame["kind"] == "action" for frame in view["frames"]) > 0
 
 
+def test_a_researchers_agent_by_reference_plays_against_a_person(tmp_path: Any) -> None:
+    agent = tmp_path / "my_agent.py"
+    agent.write_text(
+        "class First:\n"
+        "    name = 'first'\n"
+        "    def act(self, state):\n"
+        "        return state.legal_actions()[0]\n"
+        "def make_agent(seed):\n"
+        "    return First()\n",
+        encoding="utf-8",
+    )
+    outcome = asyncio.run(play(new_session("1.2", ("human", f"python:{agent}:make_agent"))))
+    assert outcome.log["cardarena"]["players"][1] == f"python:{agent}:make_agent"
+    assert outcome.winner in (0, 1) and outcome.error_player is None
+
+
 def test_the_page_never_sees_the_bot_hand() -> None:
     hands: list[tuple[int, list[list[int]]]] = []
 
