@@ -55,6 +55,7 @@
     DATA.rules = data.rules;
     DATA.players = data.players;
     data.frames.forEach((f) => frames.push(f));
+    if (latest === null) shownFrame = frames.length - 1;  // a (re)opened page: no replay of the past
     latest = data;
     seq = data.seq;
     document.body.dataset.seq = seq;
@@ -383,8 +384,8 @@
     const frame = d.frame;
     showBattle(frame, null, []);
     const endTurn = $("end-turn");
-    endTurn.hidden = false;
-    endTurn.dataset.action = "PASS";
+    endTurn.hidden = !d.actions.includes("PASS");
+    if (!endTurn.hidden) endTurn.dataset.action = "PASS";
     endTurn.onclick = () => send({ action: "PASS" }, d.id);
     const moves = d.actions.filter((a) => a !== "PASS");
     moves.forEach((action) => addMove(action, describe(action, frame), d));

@@ -444,6 +444,8 @@ class GameSession:
             asked = (s for s, d in sorted(self.decisions.items()) if not d.answer.done())
             seat = next(asked, self.last_seat)  # hot seat: the seat asked now
         decision = self.decisions.get(seat) if seat is not None else None
+        if decision is not None and decision.answer.done():
+            decision = None  # answered: the referee has it, the page waits for what follows
         frames = [self._frame_for(frame, seat) for frame in self.frames[have:]]
         used: set[int] = set()
         for frame in frames:
