@@ -20,11 +20,12 @@ from ..engine.javarandom import JavaRandom
 from ..engine.params import ParameterError, parse_parameter_string, random_seed, resolve_parameters
 from ..engine.rules import DEFAULT_VERSION, VERSIONS, ruleset
 from ..engine.state import State
+from ..play import HUMAN
 from ..referee.botenv import parse_bot_env
 from ..referee.game_loop import RefereeTerminated, TimeControl, check_player, play_game
 from ..referee.players import StartError
 from ..referee.replay import ReplayError, load_log, replay_lines
-from . import options
+from . import options, play_human
 
 USAGE_ERROR = 2
 EXIT_SIGINT = 130
@@ -82,6 +83,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(f"--league: {error}") from None
     for option, command in (("-p1", args.p1), ("-p2", args.p2)):
+        if command == HUMAN:  # a person, in the browser (docs/play.md)
+            continue
         try:  # a broken player is the command line's fault: no game is played
             check_player(command, args.version)
         except (ValueError, StartError) as error:
@@ -90,6 +93,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
     bot_env = parse_bot_env(args.bot_env)
     if args.logs:
         check_log_path(args.logs)  # fail now, not after the game; creates nothing
+    if HUMAN in (args.p1, args.p2):
+        return play_human.play_human(args, params, league, write_log, bot_env)
     outcome = play_game(
         args.p1,
         args.p2,
@@ -226,7 +231,8 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
         help=f"player 0: a shell command, builtin:<{builtins}>, or python:MODULE:FACTORY "
         "(also python:path/to/file.py:FACTORY): your agent, in-process",
     )
-    play.add_argument("-p2", required=True, metavar="CMD", help="player 1: same")
+    play.add_argument("-p2", required=True, metavar="CMD", help="player 1: same; "
+                      "'human' in either seat: you play, in the browser (docs/play.md)")
     play.add_argument(
         "-d",
         metavar="PARAMS",
@@ -254,6 +260,7 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
         "--no-sandbox", action="store_true", help="run bot commands unsandboxed (docs/referee.md)"
     )
     options.add_bot_env(play)
+    play_human.add_options(play)
     play.set_defaults(run=_cmd_play)
 
 

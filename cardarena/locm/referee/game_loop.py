@@ -19,7 +19,7 @@ import asyncio
 import signal
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,11 +139,15 @@ async def run_game(
     params: GameParameters | Mapping[str, object] | None = None,
     league: int = 4,
     time_control: TimeControl = TimeControl(),
+    watch: Callable[[ProtocolGame], None] | None = None,
 ) -> GameOutcome:
     """Play one game on the running event loop; the players are closed at the end.
-    Resolved ``params`` carry their version; ``version`` is for unresolved ones."""
+    Resolved ``params`` carry their version; ``version`` is for unresolved ones.
+    ``watch`` is handed the game before it starts (a live page follows it)."""
     params = game_parameters(version, params)
     game = ProtocolGame(params=params, league=league)
+    if watch is not None:
+        watch(game)
     recorder = GameResultRecorder()
     early_exits: list[str | None] = [None, None]
     try:

@@ -254,3 +254,20 @@ def build_frames(
         raise ReplayError("the log does not replay: it is nested too deeply") from None
     except (TypeError, KeyError, IndexError, AttributeError, ValueError, ArithmeticError) as error:
         raise ReplayError(f"the log does not replay: {type(error).__name__}: {error}") from None
+
+
+def card_row(card: Card) -> list[int]:
+    """A card as the viewer's ``cards`` table holds it (the live play page uses it too)."""
+    return _card_row(card)
+
+
+def battle_frame(state: State, hand_of: int | None) -> dict[str, Any]:
+    """What a frame shows of a battle state: both sides, and the hand of ``hand_of`` only
+    (None: no hand, e.g. for a spectator), for pages that follow a game live."""
+    return {
+        "turn": state.turn + 1,
+        "active": state.active,
+        "sides": _sides(state),
+        "hand": [] if hand_of is None else _hand(state, hand_of),
+        "handOf": hand_of,
+    }

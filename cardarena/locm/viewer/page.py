@@ -19,7 +19,7 @@ def render_viewer(frames: Mapping[str, Any], *, backlink: tuple[str, str] | None
     Rendered by :func:`cardarena.pages.render`: names, bot output and stderr in the frames
     are escaped by the template (in the title) or read as JSON and drawn with ``textContent``
     by viewer.js; only viewer.js itself may run."""
-    js = asset(__package__, "viewer.js")
+    js = asset(__package__, "board.js") + "\n" + asset(__package__, "viewer.js")  # board.js: shared
     return render(
         __package__,
         "viewer.html",

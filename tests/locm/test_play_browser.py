@@ -1,0 +1,357 @@
+"""``locm play -p1 human`` in a real headless Chromium: a person's games, played by clicking
+and by keyboard alone, as the page offers them (the ``data-action`` contract).
+
+Each test starts the real command line (a subprocess serving the page), plays through the
+page, and checks the end: ``data-winner``, the GameResult log written with ``-l`` (the same
+as the page's download) and its replay by ``locm view`` to the same winner.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cardarena.locm.cli.main import main as locm_main
+from cardarena.locm.viewer.frames import build_frames
+
+WAIT_MS = 30_000
+"""Generous: the machine is busy; a correct page is much faster than this."""
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = os.environ.get("CARDARENA_SCREENSHOTS")
+"""A folder: the tests also save the pictures of docs/play.md there (docs/img)."""
+NEXT_DECISION = 'body[data-decision]:not([data-decision="{old}"]), #end[data-winner]:not([hidden])'
+
+
+class Game:
+    """``locm play`` with a human seat, running: its address and its output lines."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "cardarena.locm", "play", *args],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.stderr: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self.url = self.line()
+        assert self.url.startswith("http://127.0.0.1:"), self.url
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        self.stderr.extend(self.process.stderr)
+
+    def line(self) -> str:
+        line = self.lines.get(timeout=WAIT_MS / 1000)
+        assert line is not None, "".join(self.stderr)
+        return line
+
+    @property
+    def watch_url(self) -> str:
+        for line in self.stderr:
+            if "spectators: " in line:
+                return line.split("spectators: ")[1].split()[0]
+        raise AssertionError("no spectator address")
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        return self.process.wait(timeout=WAIT_MS / 1000)
+
+
+@pytest.fixture()
+def start() -> Iterator[Any]:
+    games: list[Game] = []
+
+    def run(*args: str) -> Game:
+        games.append(Game(list(args)))
+        return games[-1]
+
+    yield run
+    for game in games:  # Ctrl-C: the referee stops its bot, then exits
+        try:
+            game.stop()
+        except subprocess.TimeoutExpired:
+            game.process.kill()
+            game.process.wait()
+
+
+def shoot(page: Any, name: str, size: tuple[int, int] = (1280, 720)) -> None:
+    if SCREENSHOTS:
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        page.screenshot(path=str(Path(SCREENSHOTS) / name))
+        page.set_viewport_size({"width": 1400, "height": 900})
+
+
+def decision(page: Any) -> str | None:
+    return page.get_attribute("body", "data-decision")  # type: ignore[no-any-return]
+
+
+def wait_next(page: Any, old: str | None) -> None:
+    page.wait_for_selector(NEXT_DECISION.format(old=old), timeout=WAIT_MS)
+
+
+def finished(page: Any) -> bool:
+    return page.locator("#end[data-winner]:not([hidden])").count() > 0  # type: ignore[no-any-return]
+
+
+def click_move(page: Any) -> None:
+    """One click, as a quick player would: a draft card, a pool card, an attack on the
+    opponent, any other move, or the end of the turn."""
+    for selector in ('#offered [data-action]', '#pool [data-action]',
+                     '#moves [data-action^="ATTACK"][data-action$=" -1"]',
+                     '#moves [data-action]', '[data-action="PASS"]'):  # fmt: skip
+        target = page.locator(selector)
+        if target.count():
+            target.first.click()
+            return
+    raise AssertionError("a decision with nothing to click")
+
+
+def play_out(page: Any, move: Any = click_move, reload_at: int | None = None) -> int:
+    """Play until the game is over; returns the number of moves made."""
+    page.wait_for_selector("[data-action], #end[data-winner]:not([hidden])", timeout=WAIT_MS)
+    moves = 0
+    while not finished(page):
+        old = decision(page)
+        move(page)
+        wait_next(page, old)
+        moves += 1
+        if moves == reload_at:  # the server holds the game: a reload resumes it
+            page.reload()
+            page.wait_for_selector("[data-action], #end[data-winner]:not([hidden])",
+                                   timeout=WAIT_MS)  # fmt: skip
+    return moves
+
+
+def check_end(page: Any, game: Game, log_path: Path, tmp_path: Path) -> int:
+    """The page's winner, the -l log, the page's download and locm view agree."""
+    winner = int(page.get_attribute("#end", "data-winner"))
+    scores = [game.line(), game.line()]  # printed once the log is written
+    assert scores in (["1", "0"], ["0", "1"]) and scores.index("1") == winner
+    log = json.loads(log_path.read_text(encoding="utf-8"))
+    downloaded = page.evaluate("fetch('log.json').then((r) => r.json())")
+    assert downloaded == log
+    out = tmp_path / "replay.html"
+    assert locm_main(["view", str(log_path), "-o", str(out)]) == 0
+    assert out.stat().st_size > 0
+    assert build_frames(log)["frames"][-1]["winner"] == winner
+    assert game.stop() == 0
+    return winner
+
+
+def test_a_1_0_game_by_clicking_with_a_reload_and_a_refused_click(
+    page: Any, start: Any, tmp_path: Path
+) -> None:
+    log_path = tmp_path / "game.json"
+    game = start("-p1", "human", "-p2", "builtin:random", "--version", "1.0",
+                 "-d", "seed=21", "-l", str(log_path))  # fmt: skip
+    page.goto(game.url + "#delay=0")
+    page.wait_for_selector("#offered [data-action]", timeout=WAIT_MS)
+    # A click on a card that is no longer offered (a double click): refused, nothing changes.
+    stale = page.locator("#offered [data-action]").first.element_handle()
+    old = decision(page)
+    page.locator("#offered [data-action]").nth(1).click()
+    wait_next(page, old)
+    after = decision(page)
+    deck = page.locator("#my-deck .card").count()
+    stale.evaluate("(button) => button.click()")
+    page.wait_for_selector("#message.refused:not([hidden])", timeout=WAIT_MS)
+    assert "old view" in page.text_content("#message")
+    assert decision(page) == after and page.locator("#my-deck .card").count() == deck == 1
+    play_out(page, reload_at=40)
+    check_end(page, game, log_path, tmp_path)
+
+
+def test_a_1_5_game_by_clicking_builds_a_constructed_deck(
+    page: Any, start: Any, tmp_path: Path
+) -> None:
+    log_path = tmp_path / "game.json"
+    game = start("-p1", "builtin:random", "-p2", "human", "--version", "1.5",
+                 "-d", "seed=5", "-l", str(log_path))  # fmt: skip
+    page.goto(game.url + "#delay=0")
+    page.wait_for_selector("#pool [data-action]", timeout=WAIT_MS)
+    assert page.locator("#pool [data-action]").count() == 120
+    page.select_option("#filter-type", "0")  # creatures only
+    creatures = page.locator("#pool [data-action]").count()
+    assert 0 < creatures < 120
+    page.select_option("#filter-type", "")
+    for _ in range(30):  # the deck, card by card, with its curve
+        old = decision(page)
+        offered = page.locator("#pool [data-action]")
+        offered.nth(7 * page.locator("#my-deck .card").count() % offered.count()).click()
+        wait_next(page, old)
+        if page.locator("#my-deck .card").count() == 14:
+            bars = page.locator("#curve .bar").all()
+            assert sum(int(bar.get_attribute("data-count")) for bar in bars) == 14
+            shoot(page, "play-constructed.png")
+    turns = {"n": 0}
+
+    def on_the_board(page: Any) -> None:
+        """Select a card of the hand or a creature, then click a place that lit up."""
+        sources = page.locator("#battle .card.playable")
+        if not sources.count():
+            turns["n"] += 1
+            page.click("#end-turn")
+            return
+        sources.first.click()
+        targets = page.locator(".can-target")
+        assert targets.count() > 0
+        moves = page.locator("#moves [data-action]").all()
+        offered = {move.get_attribute("data-action") for move in moves}
+        assert {t.get_attribute("data-target-action") for t in targets.all()} <= offered
+        if turns["n"] == 4:
+            shoot(page, "play-battle.png")
+            shoot(page, "play-phone.png", (740, 360))
+            turns["n"] += 1
+        targets.last.click()
+
+    play_out(page, on_the_board)
+    shoot(page, "play-end.png")
+    check_end(page, game, log_path, tmp_path)
+    log = json.loads(log_path.read_text(encoding="utf-8"))
+    assert log["cardarena"]["players"] == ["builtin:random", "human"]
+    chosen = [line for line in log["outputs"]["1"] if line and line.startswith("CHOOSE")]
+    assert len(chosen) == 1 and chosen[0].count("CHOOSE") == 30  # one click per card
+
+
+def test_a_1_5_game_by_keyboard_alone(page: Any, start: Any, tmp_path: Path) -> None:
+    log_path = tmp_path / "game.json"
+    game = start("-p1", "human", "-p2", "builtin:random", "--version", "1.5",
+                 "-d", "seed=8", "-l", str(log_path), "--human-time", "600")  # fmt: skip
+    page.goto(game.url + "#delay=0")
+    assert "Tab" in page.text_content("#help")
+    page.wait_for_selector("#clock[data-seconds-left]:not([hidden])", timeout=WAIT_MS)
+    assert 0 < float(page.get_attribute("#clock", "data-seconds-left")) <= 600
+
+    def by_keys(page: Any) -> None:
+        kind = page.get_attribute("body", "data-kind")
+        if kind == "construct":
+            page.keyboard.press("1")  # the first card shown in the pool
+        elif page.locator("#moves [data-action]").count():
+            page.keyboard.press("m")  # focus the first move, then Enter plays it
+            assert page.evaluate("document.activeElement.dataset.action") is not None
+            page.keyboard.press("Enter")
+        else:
+            page.keyboard.press("e")
+
+    assert play_out(page, by_keys) > 30
+    check_end(page, game, log_path, tmp_path)
+
+
+def test_a_1_2_game_by_clicking_against_a_bot_process(
+    page: Any, start: Any, tmp_path: Path
+) -> None:
+    log_path = tmp_path / "game.json"
+    bot = "python3 examples/bots/minimal_bot.py"  # sandboxed, as any bot of locm play
+    game = start("-p1", bot, "-p2", "human", "--version", "1.2", "-d", "seed=3",
+                 "-l", str(log_path))  # fmt: skip
+    page.goto(game.url + "#delay=0")
+
+    def click_and_show_the_draft(page: Any) -> None:
+        if page.locator("#my-deck .card").count() == 7 and page.locator("#offered .card").count():
+            shoot(page, "play-draft.png")
+        click_move(page)
+
+    play_out(page, click_and_show_the_draft)
+    check_end(page, game, log_path, tmp_path)
+    log = json.loads(log_path.read_text(encoding="utf-8"))
+    assert log["cardarena"]["players"] == [bot, "human"]
+
+
+def test_only_the_printed_address_plays(page: Any, start: Any) -> None:
+    game = start("-p1", "human", "-p2", "builtin:random", "--version", "1.2")
+    base = game.url.rsplit("/", 2)[0]
+    for path in ("/", "/nottheToken/", "/nottheToken/state", game.url[len(base):] + "x"):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(base + path, timeout=WAIT_MS / 1000)
+        assert refused.value.code in (403, 404)
+    with urllib.request.urlopen(game.url + "state", timeout=WAIT_MS / 1000) as answer:
+        assert json.load(answer)["decision"]["kind"] == "draft"
+    # The spectator's address shows the game but cannot play it.
+    page.goto(game.watch_url + "#delay=0")
+    page.wait_for_selector("body[data-ready]", timeout=WAIT_MS)
+    assert page.locator("[data-action]").count() == 0
+    status = page.evaluate("fetch('move', {method: 'POST', body: '{\"id\": 1, \"action\": "
+                           "\"PICK 0\"}'}).then((r) => r.status)")  # fmt: skip
+    assert status == 403
+    assert game.stop() == 130  # stopped during the game: as Ctrl-C stops any locm play
+
+
+def test_hot_seat_and_a_spectator_following_live(page: Any, start: Any, tmp_path: Path) -> None:
+    log_path = tmp_path / "game.json"
+    game = start("-p1", "human", "-p2", "human", "--version", "1.2", "-d", "seed=4",
+                 "-l", str(log_path))  # fmt: skip
+    watcher = page.context.new_page()
+    watcher.goto(game.watch_url + "#delay=0")
+    page.bring_to_front()  # a page in the background is polled slowly by Playwright
+    page.goto(game.url + "#delay=0")
+    page.wait_for_selector("#offered [data-action]", timeout=WAIT_MS)
+    seats = []
+    while page.get_attribute("body", "data-kind") != "battle":  # each seat asks for a deck
+        seats.append(page.get_attribute("body", "data-seat"))
+        old = decision(page)
+        page.click("#auto")
+        wait_next(page, old)
+    assert seats == ["0", "1"]
+    play_out(page)
+    winner = check_end(page, game, log_path, tmp_path)
+    log = json.loads(log_path.read_text(encoding="utf-8"))
+    assert log["cardarena"]["players"] == ["human 1", "human 2"]
+    # The spectator saw the same game to its end, and never a hand.
+    watcher.wait_for_selector("#end[data-winner]:not([hidden])", timeout=WAIT_MS)
+    assert int(watcher.get_attribute("#end", "data-winner")) == winner
+    assert watcher.locator("#hand .card").count() == 0
+    assert watcher.locator("[data-action]").count() == 0
+
+
+HOSTILE_BOT = """
+import sys
+PAYLOAD = "<img src=x onerror=window.pwned=1>"
+while True:
+    players = [input() for _ in range(2)]
+    opponent = input().split()
+    for _ in range(int(opponent[-1])):
+        input()
+    cards = [input() for _ in range(int(input()))]
+    if players[0].split()[1] == "0":  # the draft: no mana yet
+        print("PICK 0 " + PAYLOAD, flush=True)
+    else:  # an illegal action, which the referee reports with its text
+        print("ATTACK 99 -1 " + PAYLOAD + ";PASS", flush=True)
+    sys.stderr.write("<script>window.pwned = 2</script>\\n")
+"""
+
+
+def test_what_a_bot_writes_is_shown_as_text(page: Any, start: Any, tmp_path: Path) -> None:
+    bot = tmp_path / "hostile.py"
+    bot.write_text(HOSTILE_BOT, encoding="utf-8")
+    name = f"python3 {bot} '<b id=bold>name</b>'"
+    game = start("-p1", name, "-p2", "human", "--version", "1.2", "-d", "seed=6", "--no-sandbox")
+    page.goto(game.url + "#delay=0")
+    old = decision(page)
+    page.click("#auto")
+    wait_next(page, old)
+    page.wait_for_selector("#end-turn:not([hidden])", timeout=WAIT_MS)
+    events = page.text_content("#events")
+    assert "Action is not legal: ATTACK 99 -1 <img src=x onerror=window.pwned=1>" in events
+    assert "<b id=bold>name</b>" in page.text_content("#matchup")
+    assert page.locator("#events img, #bold, main script").count() == 0
+    assert page.evaluate("window.pwned === undefined")

@@ -1,0 +1,94 @@
+"""``locm play`` with a human seat, from the command line: the address first, one-line errors,
+and Ctrl-C or SIGTERM stopping the game and its bot."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT_S = 60
+
+
+STARTED: list[subprocess.Popen[str]] = []
+
+
+def locm_play(*args: str) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cardarena.locm", "play", *args],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    STARTED.append(process)
+    return process
+
+
+@pytest.fixture(autouse=True)
+def _no_server_left() -> Iterator[None]:
+    """A failing test leaves no server (and no bot) behind."""
+    yield
+    while STARTED:
+        process = STARTED.pop()
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)  # the referee stops its bot, then exits
+        try:
+            process.communicate(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+
+
+def test_a_port_in_use_is_one_line_and_exit_2() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        process = locm_play("-p1", "human", "-p2", "builtin:random", "--port", str(port))
+        out, err = process.communicate(timeout=TIMEOUT_S)
+    assert process.returncode == 2
+    assert out == "" and err.count("\n") == 1 and "cannot listen" in err and "Traceback" not in err
+
+
+def test_a_bad_opponent_is_refused_before_serving() -> None:
+    process = locm_play("-p1", "human", "-p2", "builtin:nosuchagent")
+    out, err = process.communicate(timeout=TIMEOUT_S)
+    assert process.returncode == 2 and out == "" and err.startswith("locm: error: -p2:")
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_stopping_mid_game_stops_the_bot(signum: int, status: int, tmp_path: Path) -> None:
+    pid_file = tmp_path / "bot.pid"
+    bot = f"echo $$ > {pid_file}; exec python3 examples/bots/minimal_bot.py"
+    process = locm_play("-p1", "human", "-p2", bot, "--no-sandbox", "-l", str(tmp_path / "g.json"))
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    with urllib.request.urlopen(url, timeout=TIMEOUT_S) as page:
+        assert page.status == 200
+        assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+    decision, seq = None, -1
+    while decision is None:  # the person's deck (by the agent): then the bot is asked too
+        with urllib.request.urlopen(f"{url}state?after={seq}", timeout=TIMEOUT_S) as state:
+            view = json.load(state)
+        decision, seq = view["decision"], view["seq"]
+    move = json.dumps({"id": decision["id"], "auto": True}).encode()
+    urllib.request.urlopen(urllib.request.Request(url + "move", move), timeout=TIMEOUT_S).close()
+    deadline = time.monotonic() + TIMEOUT_S
+    while not pid_file.read_text(encoding="ascii").strip() if pid_file.exists() else True:
+        assert time.monotonic() < deadline, "the bot never started"
+        time.sleep(0.05)
+    bot_pid = int(pid_file.read_text(encoding="ascii"))
+    assert Path(f"/proc/{bot_pid}").exists()
+    process.send_signal(signum)
+    _out, err = process.communicate(timeout=TIMEOUT_S)
+    assert process.returncode == status
+    assert "the bots were stopped" in err and "Traceback" not in err
+    assert not (tmp_path / "g.json").exists()  # no game, no log
+    assert not Path(f"/proc/{bot_pid}").exists()  # stopped and reaped
