@@ -19,8 +19,14 @@ from ..engine.cards import ABILITIES_TEXT, generate_cards
 from ..engine.javarandom import JavaRandom
 from ..engine.params import ParameterError, parse_parameter_string, random_seed, resolve_parameters
 from ..engine.rules import DEFAULT_VERSION, VERSIONS, ruleset
-from ..engine.state import State
-from ..referee.game_loop import RefereeTerminated, TimeControl, check_player, play_game
+from ..engine.state import EndReason, State
+from ..referee.game_loop import (
+    GameOutcome,
+    RefereeTerminated,
+    TimeControl,
+    check_player,
+    play_game,
+)
 from ..referee.players import StartError
 from ..referee.replay import ReplayError, load_log, replay_lines
 from . import options
@@ -96,10 +102,6 @@ def _cmd_play(args: argparse.Namespace) -> int:
         time_control=TimeControl(args.time_scale, not args.no_time_limit),
         sandbox=not args.no_sandbox,
     )
-    seats = zip(("-p1", "-p2"), (args.p1, args.p2), outcome.early_exits, strict=True)
-    for option, command, why in seats:
-        if why:  # scored as a loss, as the official runner does; but say why
-            print(f"locm: warning: {option} {command!r} {why}", file=sys.stderr)
     log_error = None
     if args.logs:
         # The jar writes the log before the scores: `-l /dev/stdout` scripts rely on it.
@@ -119,10 +121,55 @@ def _cmd_play(args: argparse.Namespace) -> int:
     print("null" if scores is None else scores[1])
     for line in outcome.parameter_lines:
         print(line)
+    if not args.quiet:  # what went wrong, after the result lines (scripts read those)
+        sys.stdout.flush()
+        for line in problem_lines(outcome, (args.p1, args.p2), args.logs):
+            print(line, file=sys.stderr)
     if log_error:
         sys.stdout.flush()
         raise UsageError(log_error)  # after the result lines: the result is not lost
     return 0
+
+
+def problem_lines(
+    outcome: GameOutcome, commands: Sequence[str], log: str | None
+) -> list[str]:
+    """One line per bot that did something wrong (illegal actions, with the first one
+    quoted; a timeout, a crash, invalid output), saying where to see the details: the
+    official output is only the scores, and the referee's warnings are in the log."""
+    if log and not _writes_in_place(log):
+        where = f"see each turn with: locm view {log}"
+    else:
+        where = "to see each turn, play again with -l game.json, then: locm view game.json"
+    lines = []
+    for seat, (option, command) in enumerate(zip(("-p1", "-p2"), commands, strict=True)):
+        problems = []
+        token = f"${seat}"
+        illegal = [line.removeprefix(f"[Warning] {token} Action is not legal: ")
+                   for line in outcome.summaries
+                   if line.startswith(f"[Warning] {token} Action is not legal: ")]  # fmt: skip
+        count = len(illegal) + sum(
+            int(line.split()[3]) for line in outcome.summaries
+            if line.startswith(f"[Warning] {token} Performed another ")
+        )  # fmt: skip
+        if count:
+            plural = "s" if count > 1 else ""
+            problems.append(f"{count} illegal action{plural} (the first: {illegal[0]!r})")
+        if outcome.early_exits[seat]:
+            problems.append(str(outcome.early_exits[seat]))
+        elif outcome.error_player == seat:
+            error = next((line for line in reversed(outcome.summaries)
+                          if line.startswith(token)), "")  # fmt: skip
+            if outcome.end_reason == EndReason.INVALID_OUTPUT:
+                why = error.removeprefix(f"{token}:").removeprefix(token).strip()
+                problems.append(f"invalid output ({why}): lost")
+            elif outcome.exited[seat]:
+                problems.append("exited during the game (a crash?): lost")
+            else:
+                problems.append("timed out: lost")
+        if problems:
+            lines.append(f"locm: warning: {option} {command!r}: {'; '.join(problems)}; {where}")
+    return lines
 
 
 def check_log_path(path: str) -> None:
@@ -232,6 +279,10 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
         "refused)",
     )
     play.add_argument("-l", "--logs", metavar="FILE", help="write the GameResult JSON log here")
+    play.add_argument(
+        "-q", "--quiet", action="store_true",
+        help="say nothing on stderr about illegal actions, timeouts, crashes or invalid output",
+    )  # fmt: skip
     play.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     play.add_argument(
         "--league",

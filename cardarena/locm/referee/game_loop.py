@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import signal
 import threading
 import time
@@ -98,6 +99,9 @@ class GameOutcome:
     early_exits: tuple[str | None, str | None] = (None, None)
     """Per player: why it never answered, if it exited with an error status before its
     first answer (a broken command line, a missing script); the game still counts."""
+    exited: tuple[bool, bool] = (False, False)
+    """Per player: a missing answer came from a bot process whose output had ended (it
+    exited or crashed), not from one that was still running (a timeout)."""
 
 
 def make_player(
@@ -145,6 +149,7 @@ async def run_game(
     game = ProtocolGame(params=params, league=league)
     recorder = GameResultRecorder()
     early_exits: list[str | None] = [None, None]
+    exited = [False, False]
     try:
         await asyncio.gather(*(player.start() for player in players))
         recorder.bootstrap_stderr = [player.take_stderr() for player in players]
@@ -169,6 +174,9 @@ async def run_game(
             )
             answers = [line for line, _ns in timed]
             for request, line in zip(requests, answers, strict=True):
+                if line is None:
+                    player = players[request.player]
+                    exited[request.player] = isinstance(player, ProcessPlayer) and player.ended
                 if line is None and not answered[request.player]:
                     early_exits[request.player] = await _early_exit(players[request.player])
                 answered[request.player] = True
@@ -178,7 +186,8 @@ async def run_game(
             _record(recorder, game, players, requests, answers, elapsed, battle_turn, frames, seen)
     finally:
         await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
-    return _outcome(game, recorder, players, time_control, (early_exits[0], early_exits[1]))
+    outcome = _outcome(game, recorder, players, time_control, (early_exits[0], early_exits[1]))
+    return dataclasses.replace(outcome, exited=(exited[0], exited[1]))
 
 
 async def _timed_receive(

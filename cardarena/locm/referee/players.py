@@ -284,6 +284,11 @@ class ProcessPlayer:
             self._answered = self._answered or bool(chunk)
             self._lines.feed(chunk)
 
+    @property
+    def ended(self) -> bool:
+        """Its output has ended: the process exited (or closed its stdout)."""
+        return self._eof
+
     async def _settle_stderr(self) -> None:
         """After a crash, give its last words a moment to reach the log."""
         if self._stderr_task is not None:
