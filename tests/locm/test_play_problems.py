@@ -54,8 +54,10 @@ def test_a_crash_points_at_the_log(tmp_path: Path, tag: str) -> None:
     result = play("-p1", crash, "-p2", garbage, "-l", str(log))
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[:2] == ["-1", "0"]
-    assert result.stderr.splitlines() == [f"locm: warning: -p1 {crash!r}: exited during the game (a crash?): lost; "
-                     f"see each turn with: locm view {log}"]  # fmt: skip
+    assert result.stderr.splitlines() == [
+        f"locm: warning: -p1 {crash!r}: exited during the game (a crash?): lost; "
+        f"see each turn with: locm view {log}"
+    ]
 
 
 def test_a_timeout_is_named(tag: str) -> None:
