@@ -9,6 +9,7 @@ the game's own viewer page, which the game provides (LOCM: :mod:`cardarena.locm.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,7 +17,7 @@ from functools import cache
 from importlib.resources import files
 
 from ..store import GameRecord, reading
-from .model import OVERLOAD, Report, build_report, wilson_interval
+from .model import OVERLOAD, RATING_MODEL, BotStats, Report, build_report, wilson_interval
 
 PICTURES = ("matrix.png", "ratings.png")
 
@@ -69,6 +70,12 @@ def _heat(rate: float | None) -> str:
     return f' style="background: rgb({red}, {green}, 70)"'
 
 
+def _rating(bot: BotStats) -> str:
+    if not math.isfinite(bot.rating_sigma):
+        return "-"
+    return f"{bot.rating:.1f} <small>[{bot.rating_low:.1f}, {bot.rating_high:.1f}]</small>"
+
+
 def _bots_table(report: Report) -> str:
     rows = []
     for rank, bot in enumerate(report.bots, 1):
@@ -78,8 +85,7 @@ def _bots_table(report: Report) -> str:
             f"<td class=name>{html.escape(bot.name)}</td><td>{bot.games}</td>"
             f"<td>{bot.wins}</td><td>{bot.losses}</td><td>{bot.draws}</td>"
             f"<td>{_pct(bot.rate)} <small>[{low:.0%}, {high:.0%}]</small></td>"
-            f"<td>{bot.rating:.2f} <small>[{bot.rating_low:.2f}, {bot.rating_high:.2f}]</small>"
-            f"</td><td>{bot.mean_turn_ms:.1f}</td><td>{bot.max_turn_ms:.1f}</td>"
+            f"<td>{_rating(bot)}</td><td>{bot.mean_turn_ms:.1f}</td><td>{bot.max_turn_ms:.1f}</td>"
             f"<td>{bot.timeouts}</td><td>{bot.overloaded_timeouts}</td><td>{bot.crashes}</td>"
             f"<td>{bot.invalid_outputs}</td></tr>"
         )
@@ -201,8 +207,9 @@ def report_page(
 <p><b id="game-count">{report.games}</b> games{errors} · {status}</p>
 <p class="muted">{facts}</p></header>
 <h2>Ratings</h2>{_bots_table(report)}
-<p class="muted">Ratings: OpenSkill Bradley-Terry, interval mu ± 1.96 sigma. A game without a
-winner counts half a win for each side; referee failures are left out.</p>
+<p class="muted">Ratings: {html.escape(RATING_MODEL)}; equal ratings are ordered by the games
+between them. A game without a winner counts half a win for each side; referee failures are
+left out.</p>
 <h2>Win matrix</h2>{_matrix_table(report)}
 {images}
 <h2>Games</h2>
