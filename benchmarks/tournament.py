@@ -27,6 +27,7 @@ import time
 from cardarena.locm.referee.game_loop import play_game
 from cardarena.locm.referee.protocol_game import ProtocolGame
 from cardarena.locm.tournament import run_tournament
+from cardarena.machine import describe, machine, run_script
 
 PASS_BOT = """\
 import sys
@@ -122,6 +123,7 @@ def main() -> None:
         "bare_pipes_game_s": round(bare, 4),
         "referee_over_bare": round(referee / bare, 2),
         "load_average": [round(x, 2) for x in os.getloadavg()],
+        "machine": machine(),
     }
     if args.json:
         print(json.dumps(result))
@@ -132,8 +134,8 @@ def main() -> None:
     print("PASS vs PASS bot processes, one 1.5 game (105 battle turns):")
     print(f"  referee   : {referee * 1000:7.1f} ms")
     print(f"  bare pipes: {bare * 1000:7.1f} ms  (referee {referee / bare:.2f}x; bar 2x)")
-    print(f"load average: {os.getloadavg()[0]:.2f}")
+    print(describe(result["machine"]))  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "benchmarks/tournament.py")

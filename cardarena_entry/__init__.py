@@ -88,11 +88,24 @@ def _load(program: str, module: str) -> Callable[[], int]:
     return cast("Callable[[], int]", main)
 
 
+EXIT_SIGINT = 130
+
+
+def _run(program: str, module: str) -> int:
+    """Run the command; Ctrl-C before it could handle it (while it was being imported,
+    say) is one line too, with the shell's status for SIGINT."""
+    try:
+        return _load(program, module)()
+    except KeyboardInterrupt:
+        print(f"{program}: interrupted", file=sys.stderr)
+        return EXIT_SIGINT
+
+
 def locm() -> int:
     """The ``locm`` command."""
-    return _load("locm", "cardarena.locm.cli")()
+    return _run("locm", "cardarena.locm.cli")
 
 
 def shared_deck() -> int:
     """The ``shared-deck`` command."""
-    return _load("shared-deck", "cardarena.shared_deck.cli")()
+    return _run("shared-deck", "cardarena.shared_deck.cli")

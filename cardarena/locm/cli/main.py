@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from ... import __version__
 from ...argtypes import count, positive_number
 from ..agents import BUILTIN_AGENTS, RandomAgent
 from ..engine.cards import ABILITIES_TEXT, generate_cards
@@ -243,7 +244,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 def _cmd_generate(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else random_seed()
     print(("%7s" * 5 + "%10s" + "%7s" * 4) % GENERATE_COLUMNS)
-    print("=" * 76)
+    print("=" * 76, flush=True)
     for card in generate_cards(seed, args.n):
         row = (card.base_id, card.type, card.cost, card.attack, card.defense)
         tail = (card.my_health, card.opp_health, card.draw, card.area)
@@ -309,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="locm",
         description="Legends of Code and Magic 1.0/1.2/1.5, faithful to the official referees.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_play(commands)
     replay = commands.add_parser("replay", help="print a logged game turn by turn")
@@ -340,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    args: argparse.Namespace | None = None
     try:
         args = parser.parse_args(argv)
         if getattr(args, "run", None) is None:
@@ -349,8 +352,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ParameterError, StartError, ReplayError, ValueError) as error:
         print(f"locm: error: {error}", file=sys.stderr)
         return USAGE_ERROR
-    except KeyboardInterrupt:
-        print("locm: interrupted; the bots were stopped", file=sys.stderr)
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT
+        command = getattr(args, "command", None)
+        done = "; the bots were stopped" if command == "play" else ""
+        print(f"locm{f' {command}' if command else ''}: interrupted{done}", file=sys.stderr)
         return EXIT_SIGINT
     except RefereeTerminated:
         print("locm: terminated; the bots were stopped", file=sys.stderr)
