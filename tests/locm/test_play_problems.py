@@ -3,6 +3,7 @@ the scores and parameters on stdout, is unchanged), and ``-q`` silences it."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -77,3 +78,24 @@ def test_invalid_output_quotes_the_referees_message(tag: str) -> None:
     assert result.stdout.splitlines()[:2] == ["0", "-1"]
     assert result.stderr.startswith(f"locm: warning: -p2 {garbage!r}: invalid output (")
     assert "Invalid action name" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_at_the_end_a_bot_receives_nothing_more(tmp_path: Path, tag: str) -> None:
+    """docs/protocol.md, end of the game: no final input, result or score; stdin closed."""
+    from cardarena.locm.cli.bot import _read_block
+
+    received = tmp_path / "received.txt"
+    log = tmp_path / "game.json"
+    bot = f"tee {received} | {simple_bot('play', 0, tag)}"
+    result = play("-p1", bot, "-p2", "builtin:greedy", "--no-sandbox", "-l", str(log))
+    assert result.returncode == 0, result.stderr
+    lines = iter(received.read_text().splitlines(keepends=True))
+    blocks = 0
+    while True:
+        try:
+            _read_block(lambda: next(lines, ""))  # a whole turn's input, or nothing at all
+        except EOFError:
+            break
+        blocks += 1
+    answers = [entry for entry in json.loads(log.read_text())["outputs"]["0"] if entry]
+    assert blocks == len(answers)  # every input it received, it answered: nothing after

@@ -328,7 +328,12 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--seed", type=_seed, help="cardGenSeed (default: random)")
     generate.set_defaults(run=_cmd_generate)
     demo = commands.add_parser(
-        "demo", help="play one full game between two built-in random agents and print it"
+        "demo",
+        help="play one full game between two built-in random agents; print the result and "
+        "the parameters that replay it",
+        description="Play one game of LOCM between two built-in random agents and print who "
+        "won, how (the end reason, battle turns, actions, final health) and every game "
+        "parameter used: the same --version and --seed play the same game again.",
     )
     demo.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     demo.add_argument("--seed", type=_seed, help="game seed (default: random)")

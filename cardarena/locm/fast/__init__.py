@@ -1,6 +1,6 @@
 """The compiled batch engine of LOCM: N games at once over arrays, the reference rules.
 
-Needs the ``fast`` extra (numba): ``pip install "cardarena[fast]"``. The array
+Needs the ``fast`` extra (numba): ``pip install ".[fast]"``. The array
 layout (:mod:`.layout`) is plain constants and imports without it.
 """
 
@@ -9,7 +9,10 @@ from __future__ import annotations
 import os
 import sys
 
-INSTALL_HINT = 'the fast engine needs numba: pip install "cardarena[fast]"'
+INSTALL_HINT = (
+    'the fast engine needs numba: pip install ".[fast]" in the cardarena folder, or pip install '
+    "numba"
+)
 
 
 class FastEngineUnavailable(ImportError):
