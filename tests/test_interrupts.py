@@ -180,9 +180,9 @@ def test_benchmark_engine() -> None:
 
 def test_benchmark_with_worker_processes() -> None:
     # agents.py plays each pair in a process pool: its workers must stay quiet. The
-    # first pair's line comes quickly; the search then plays for a few seconds.
+    # first pair's line comes quickly; the search then plays for tens of seconds.
     bench = start([sys.executable, "benchmarks/agents.py", "--agents", "random,pass,search",
-                   "--version", "1.5", "--games", "4", "--workers", "2",
+                   "--version", "1.5", "--games", "40", "--workers", "2",
                    "--seed", "1"])  # fmt: skip
     assert bench.stdout is not None
     wait_for_line(bench.stdout, lambda text: "random vs pass" in text)
