@@ -101,3 +101,13 @@ def test_install_fast_run_then_editable_install_leaves_a_working_locm(
         assert broken.stderr.count("\n") == 1, broken.stderr
         assert f"{site / 'cardarena'} is a leftover" in broken.stderr
         assert "delete that folder" in broken.stderr
+
+    # A whole stale copy (an older install's files, without its record) is named too.
+    shutil.rmtree(site / "cardarena")
+    shutil.copytree(source / "cardarena", site / "cardarena")
+    stale = _run([str(env_dir / "bin" / "locm"), "agents"], env, elsewhere)
+    assert stale.returncode == 1 and stale.stdout == ""
+    assert stale.stderr == (
+        f"locm: error: {site / 'cardarena'} is a stale copy of cardarena that shadows the "
+        f"editable install from {source}: delete {site / 'cardarena'} and run again\n"
+    )
