@@ -210,6 +210,7 @@ def start_server(
         stdout=subprocess.PIPE,
         stderr=log.open("w"),
         text=True,
+        start_new_session=True,  # Ctrl-C reaches the benchmark, which stops the server last
     )
     assert server.stdout is not None
     line = server.stdout.readline()

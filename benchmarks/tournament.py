@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -28,6 +29,7 @@ from cardarena.locm.referee.game_loop import play_game
 from cardarena.locm.referee.protocol_game import ProtocolGame
 from cardarena.locm.tournament import run_tournament
 from cardarena.machine import describe, machine, run_script
+from cardarena.tournaments.runner import Interrupted
 
 PASS_BOT = """\
 import sys
@@ -48,11 +50,16 @@ def tournament_rate(workers: int, games_per_pair: int, seed: int) -> float:
     with tempfile.TemporaryDirectory() as directory:
         db = os.path.join(directory, "bench.db")
         started = time.perf_counter()
-        played = run_tournament(
-            [("random", "builtin:random"), ("greedy", "builtin:greedy")],
-            version="1.5", games=games_per_pair, workers=workers, seed=seed, db=db,
-            progress=False,
-        )  # fmt: skip
+        try:
+            played = run_tournament(
+                [("random", "builtin:random"), ("greedy", "builtin:greedy")],
+                version="1.5", games=games_per_pair, workers=workers, seed=seed, db=db,
+                progress=False,
+            )  # fmt: skip
+        except Interrupted as why:  # Ctrl-C (the runner stopped its workers): one line
+            if why.exit_status == 128 + signal.SIGINT:
+                raise KeyboardInterrupt from None
+            raise
         return played / (time.perf_counter() - started)
 
 

@@ -83,7 +83,11 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
 
 
 def run_script(main: Callable[[], int | None], name: str) -> NoReturn:
-    """Exit with ``main()``'s status; on Ctrl-C print ``NAME: interrupted`` and exit 130."""
+    """Exit with ``main()``'s status; on Ctrl-C print ``NAME: interrupted`` and exit 130.
+
+    Every process the script forks (multiprocessing workers, helpers) starts with Ctrl-C
+    ignored: the script alone answers it, and stops them in its own clean-up."""
+    os.register_at_fork(after_in_child=ignore_sigint)
     try:
         status = main()
     except KeyboardInterrupt:
