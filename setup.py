@@ -16,6 +16,7 @@ COMPILED_MODULES = (
     "javarandom",
     "cardlist_data",
     "cards",
+    "errors",
     "params",
     "deckbuilding",
     "state",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -58,9 +59,69 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture()
 def page(browser: object) -> Iterator[object]:
-    """A fresh page (own context: no shared storage between tests)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 900})  # type: ignore[attr-defined]
+    """A fresh page (own context: no shared storage between tests).
+
+    ``bypass_csp``: the pages allow only their own script (Content-Security-Policy), and
+    Playwright's ``wait_for_function`` evaluates its predicate as a string in the page;
+    tests/locm/test_pages_hostile.py checks the pages with their policy in force."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, bypass_csp=True)  # type: ignore[attr-defined]
     try:
         yield context.new_page()
     finally:
         context.close()
+
+
+WATCH = """
+window.__hostile = [];
+const note = (what) => window.__hostile.push(what);
+const check = (node) => {
+  if (node.nodeType !== 1) return;
+  for (const element of [node, ...node.querySelectorAll('*')]) {
+    for (const attribute of element.attributes) {
+      if (/^on/i.test(attribute.name)) note(element.tagName + ' attribute ' + attribute.name);
+      if (/^\\s*javascript:/i.test(attribute.value)) note('javascript: URL in ' + attribute.name);
+    }
+    const tag = element.tagName.toLowerCase();
+    if (['svg', 'iframe', 'object', 'embed'].includes(tag)) note('element ' + tag);
+    if (tag === 'img' && !['matrix', 'ratings'].includes(element.getAttribute('alt'))) note('img');
+  }
+};
+new MutationObserver((changes) => changes.forEach((change) => {
+  change.addedNodes.forEach(check);
+  if (change.type === 'attributes') check(change.target);
+})).observe(document, {subtree: true, childList: true, attributes: true});
+document.addEventListener('securitypolicyviolation',
+                          (e) => note('blocked by the policy: ' + e.violatedDirective));
+"""
+"""Runs before every page's own script: records anything stored data could have injected
+(tests/locm/test_pages_hostile.py, tests/shared_deck/test_dashboard_hostile.py)."""
+
+
+
+def watched_page(browser: Any, *, bypass_csp: bool) -> Iterator[Any]:
+    """A page that records every dialog (``page.alerts``) and, through :data:`WATCH`, every
+    handler attribute, ``javascript:`` URL, foreign element or blocked script; ``bypass_csp``
+    switches the pages' Content-Security-Policy off, so that escaping alone is tested."""
+    context = browser.new_context(bypass_csp=bypass_csp)
+    context.add_init_script(WATCH)
+    page = context.new_page()
+    page.alerts = []
+
+    def on_dialog(dialog: Any) -> None:
+        page.alerts.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def assert_nothing_injected(page: Any) -> None:
+    """No dialog opened, :data:`WATCH` saw nothing, and no element has an ``on*`` attribute."""
+    assert page.alerts == []
+    assert page.evaluate("window.__hostile") == []
+    found = page.evaluate("""() => [...document.querySelectorAll('*')].flatMap((e) =>
+        [...e.attributes].filter((a) => /^on/i.test(a.name)).map((a) => e.tagName + a.name))""")
+    assert found == []

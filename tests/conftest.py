@@ -59,6 +59,23 @@ def spec_path(name: str) -> Path:
     )
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under pytest-xdist, a worker hands its conformance counts to the controller."""
+    worker_output = getattr(session.config, "workeroutput", None)
+    if worker_output is not None:
+        worker_output["conformance_counts"] = json.dumps(CONFORMANCE_COUNTS)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """The controller adds up the counts of its workers (pytest-xdist's hook)."""
+    counts = json.loads(getattr(node, "workeroutput", {}).get("conformance_counts", "{}"))
+    for version, (passed, total) in counts.items():
+        mine = CONFORMANCE_COUNTS.setdefault(version, [0, 0])
+        mine[0] += passed
+        mine[1] += total
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if CONFORMANCE_COUNTS:
         parts = [

@@ -7,6 +7,7 @@
 """
 
 from .engine.cards import Area, Card, CardType
+from .engine.errors import InvalidStateError
 from .engine.params import GameParameters, ParameterError, parameter_names, resolve_parameters
 from .engine.rules import DEFAULT_VERSION, RULESETS, VERSIONS, RuleSet, ruleset
 from .engine.state import (
@@ -39,6 +40,7 @@ __all__ = [
     "EndReason",
     "GameParameters",
     "IllegalActionError",
+    "InvalidStateError",
     "ParameterError",
     "Phase",
     "Player",

@@ -45,6 +45,7 @@ from .referee.game_loop import (
 )
 from .referee.players import Player, ProcessPlayer, StartError
 from .referee.sandbox import available as sandbox_available
+from .referee.sandbox import private_paths
 
 DEFAULT_DB = "tournament.db"
 CRASH_MARGIN = 0.9
@@ -71,6 +72,8 @@ class LocmGameTask:
     sandbox: bool = True
     hidden: tuple[str, ...] = ()
     """Files a sandboxed bot must not read: the database and its lock."""
+    bot_env: tuple[tuple[str, str], ...] = ()
+    """Variables the organiser passes to every bot (``--bot-env``)."""
 
 
 class TimedPlayer:
@@ -108,6 +111,16 @@ class TimedPlayer:
     async def close(self) -> None:
         await self.inner.close()
 
+    @property
+    def isolated(self) -> bool:
+        """True if the wrapped bot is frozen outside its turns (see the referee's cgroups)."""
+        return bool(getattr(self.inner, "isolated", False))
+
+    @property
+    def cpu_ns(self) -> int | None:
+        """The wrapped bot's CPU time over the game, where its cgroup measured it."""
+        return getattr(self.inner, "cpu_ns", None)
+
 
 def replay_command(task: LocmGameTask) -> str:
     """The ``locm play`` command line that plays this game again."""
@@ -120,6 +133,8 @@ def replay_command(task: LocmGameTask) -> str:
         parts += ["--league", str(task.league)]
     if task.time_scale != 1.0:
         parts += ["--time-scale", repr(task.time_scale)]
+    # Names only: a value passed to the bots (a token) must not end up in the database.
+    parts += [f"--bot-env {name}" for name, _value in task.bot_env]
     return " ".join(parts)
 
 
@@ -133,7 +148,12 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
         players = [
             TimedPlayer(
                 make_player(
-                    command, agent_seed(params, seat), task.time_scale, task.sandbox, task.hidden
+                    command,
+                    agent_seed(params, seat),
+                    task.time_scale,
+                    task.sandbox,
+                    task.hidden,
+                    task.bot_env,
                 )
             )
             for seat, command in enumerate(task.commands)
@@ -252,7 +272,12 @@ def parse_bot(text: str) -> tuple[str, str]:
     return name, command.strip()
 
 
-def _probe_bots(commands: Sequence[str], sandbox: bool, hidden: Sequence[str]) -> None:
+def _probe_bots(
+    commands: Sequence[str],
+    sandbox: bool,
+    hidden: Sequence[str],
+    bot_env: Sequence[tuple[str, str]] = (),
+) -> None:
     """Run every bot command for up to PROBE_S without input; refuse one that fails.
 
     ``check_command`` already refuses a program that does not exist; this catches a
@@ -266,7 +291,7 @@ def _probe_bots(commands: Sequence[str], sandbox: bool, hidden: Sequence[str]) -
         return
 
     async def probe(command: str) -> str | None:
-        player = ProcessPlayer(command, sandbox=sandbox, hidden=hidden)
+        player = ProcessPlayer(command, sandbox=sandbox, hidden=hidden, env=bot_env)
         try:
             await player.start()
             await player.send("", None, 0)  # type: ignore[arg-type]  # starts its clock
@@ -337,6 +362,7 @@ def run_tournament(
     progress: bool = True,
     retry_errors: bool = False,
     sandbox: bool = True,
+    bot_env: Sequence[tuple[str, str]] = (),
 ) -> int:
     """Play the missing games of a tournament into ``db``; return how many were played.
 
@@ -346,7 +372,10 @@ def run_tournament(
     timeouts under overload (load per core above ``OVERLOAD``).
 
     Bot commands run sandboxed if ``sandbox`` and the machine supports it (else one
-    warning here, in the parent, and the workers run them unsandboxed).
+    warning here, in the parent, and the workers run them unsandboxed). A sandboxed bot
+    cannot read the database (nor its journal files and lock), nor the other databases
+    and report folders beside it and in the working directory. Every bot gets the
+    allow-listed environment plus ``bot_env`` (:mod:`.referee.botenv`).
     """
     names = [name for name, _command in bots]
     commands = dict(bots)
@@ -368,7 +397,8 @@ def run_tournament(
         )
     if sandbox and any(not in_process(c) for c in commands.values()):
         sandbox = sandbox_available()
-    hidden = tuple(os.path.abspath(db) + end for end in ("", ".lock", "-wal", "-shm", "-journal"))
+    hidden = private_paths([os.getcwd(), os.path.dirname(os.path.abspath(db))], db)
+    bot_env = tuple(bot_env)
     specs = schedule(names, games, seed)
     settings = {
         "game": "locm",
@@ -378,7 +408,7 @@ def run_tournament(
         "league": str(league),
     }
     played = 0
-    _probe_bots(list(commands.values()), sandbox, hidden)
+    _probe_bots(list(commands.values()), sandbox, hidden, bot_env)
     with TournamentStore(db) as store:
         store.configure(settings, commands)
         if retry_errors:
@@ -390,7 +420,7 @@ def run_tournament(
         tasks = [
             LocmGameTask(spec, (commands[spec.first], commands[spec.second]),
                          resolve_parameters(version, {"seed": spec.seed}), league,
-                         time_scale, sandbox, hidden)
+                         time_scale, sandbox, hidden, bot_env)
             for spec in missing
         ]  # fmt: skip
         bar = _Progress(len(specs), len(specs) - len(missing), progress)

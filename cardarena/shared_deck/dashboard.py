@@ -21,12 +21,12 @@ import sqlite3
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from html import escape
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from ..pages import content_policy, render
 from .errors import ErrorCode, GameError
 from .match import ACTIONS, Action
 from .results import player_rows  # the same table as ``shared-deck results --tournament``
@@ -677,12 +677,8 @@ def _player_match(name: str, number: int, match: Any) -> dict[str, Any]:
 
 
 def _error_page(status: int, message: str) -> str:
+    """The page of a 404 or 503; ``message`` (it may quote the request's path) is escaped
+    by the template (:func:`cardarena.pages.render`), and the page runs no script."""
     title = {404: "Not found", 503: "Unavailable"}.get(status, "Error")
-    return (
-        "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f"<title>{status} {title} · Shared Deck</title>"
-        '<link rel=stylesheet href="/static/dashboard.css"></head>'
-        f'<body><main class="error"><h1>{status} · {title}</h1><p id="error-message">'
-        f'{escape(message)}</p><p><a href="/">Back to the live dashboard</a></p></main>'
-        "</body></html>"
-    )
+    return render(__package__, "web/error.html", status=status, title=title, message=message,
+                  policy=content_policy())  # fmt: skip

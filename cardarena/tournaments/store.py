@@ -31,6 +31,8 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from ..untrusted import UntrustedInputError, decompress, load_json
+
 SCHEMA_VERSION = "1"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -210,8 +212,16 @@ def compress_log(log: Mapping[str, Any]) -> bytes:
     return zlib.compress(json.dumps(log, ensure_ascii=False).encode("utf-8"), 6)
 
 
-def decompress_log(blob: bytes) -> dict[str, Any]:
-    return json.loads(zlib.decompress(blob).decode("utf-8"))  # type: ignore[no-any-return]
+def decompress_log(blob: bytes, what: str = "the stored log") -> dict[str, Any]:
+    """A stored log, read in bounded memory (:mod:`cardarena.untrusted`: the database may
+    come from elsewhere); StoreError, naming ``what``, if it is not a log or too large."""
+    try:
+        log = load_json(decompress(blob))
+    except UntrustedInputError as error:
+        raise StoreError(f"{what} cannot be read: {error}") from None
+    if not isinstance(log, dict):
+        raise StoreError(f"{what} is not a game log (a JSON object)")
+    return log
 
 
 _COLUMNS = [f.name for f in fields(GameRecord)]
@@ -219,6 +229,54 @@ _INSERT = (
     f"INSERT OR IGNORE INTO games ({', '.join(_COLUMNS)}) "
     f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
 )
+
+
+_TEXT = ("key", "first", "second", "result", "end_reason", "replay")
+_OPTIONAL_TEXT = ("error_kind", "detail", "finished_at")
+_WHOLE = ("round", "seed", "turns", "first_turns", "second_turns")
+_REAL = ("first_mean_ms", "first_max_ms", "second_mean_ms", "second_max_ms", "duration_s")
+_REQUIRED = frozenset((*_TEXT, *_WHOLE, *_REAL, "winner", "error_seat"))
+
+
+def _checked(row: dict[str, Any], path: str) -> GameRecord:
+    """A row as a GameRecord, or StoreError naming the game and the field: a database from
+    elsewhere may hold anything in any column (SQLite keeps 'abc' in an INTEGER column)."""
+
+    def bad(name: str, want: str) -> StoreError:
+        shown = repr(row[name])[:40]
+        game = str(row["key"])[:60]
+        return StoreError(f"{path}: game {game!r} has {name} = {shown} (want {want}): "
+                          "not a tournament database this version wrote")  # fmt: skip
+
+    for name in _TEXT:
+        if not isinstance(row[name], str):
+            raise bad(name, "text")
+    for name in _OPTIONAL_TEXT:
+        if row.get(name) is not None and not isinstance(row[name], str):
+            raise bad(name, "text or NULL")
+    for name in _WHOLE:
+        if not isinstance(row[name], int) or (name != "seed" and row[name] < 0):
+            raise bad(name, "a whole number" if name == "seed" else "a whole number >= 0")
+    for name in (*_REAL, "load"):
+        if row.get(name) is not None and not isinstance(row[name], int | float):
+            raise bad(name, "a number")
+    for name in ("winner", "error_seat"):
+        if row[name] not in (None, 0, 1) or isinstance(row[name], float):
+            raise bad(name, "0, 1 or NULL")
+    if row["first"] == row["second"]:
+        raise bad("second", "another bot than first")
+    if row.get("log") is not None and not isinstance(row["log"], bytes):
+        raise bad("log", "compressed bytes or NULL")
+    return GameRecord(**row)
+
+
+def _texts(rows: Sequence[tuple[Any, Any]], path: str, table: str) -> dict[str, str]:
+    """Name-value rows of ``table`` (meta, bots), which must all be text."""
+    for row in rows:
+        if not all(isinstance(value, str) for value in row):
+            raise StoreError(f"{path}: the {table} table holds {repr(row)[:60]}, not text: "
+                             "not a tournament database this version wrote")  # fmt: skip
+    return dict(rows)
 
 
 def lock_file_path(path: str) -> str:
@@ -389,10 +447,11 @@ class TournamentStore:
     # --- settings ------------------------------------------------------------------
 
     def meta(self) -> dict[str, str]:
-        return dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+        return _texts(self.db.execute("SELECT key, value FROM meta").fetchall(), self.path, "meta")
 
     def bots(self) -> dict[str, str]:
-        return dict(self.db.execute("SELECT name, command FROM bots ORDER BY rowid").fetchall())
+        rows = self.db.execute("SELECT name, command FROM bots ORDER BY rowid").fetchall()
+        return _texts(rows, self.path, "bots")
 
     def configure(self, settings: Mapping[str, str], bots: Mapping[str, str]) -> None:
         """Record the settings and bots, or check them against what is recorded.
@@ -441,11 +500,17 @@ class TournamentStore:
         rows = self.db.execute(
             f"SELECT {', '.join(columns)} FROM games ORDER BY round, first, second"
         ).fetchall()
-        return [GameRecord(**dict(zip(columns, row, strict=True))) for row in rows]
+        missing = _REQUIRED.difference(columns)
+        if missing:
+            raise StoreError(f"{self.path}: the games table has no column {sorted(missing)[0]!r} "
+                             "(not a tournament database)")  # fmt: skip
+        return [_checked(dict(zip(columns, row, strict=True)), self.path) for row in rows]
 
     def log(self, key: str) -> dict[str, Any] | None:
         row = self.db.execute("SELECT log FROM games WHERE key = ?", (key,)).fetchone()
-        return None if row is None or row[0] is None else decompress_log(row[0])
+        if row is None or row[0] is None:
+            return None
+        return decompress_log(row[0], f"the log of game {key!r} in {self.path}")
 
     def game_numbers(self) -> dict[str, int]:
         """Each stored game's number (its row id, in the order games finished): what
@@ -466,7 +531,9 @@ class TournamentStore:
         row = self.db.execute("SELECT key, log FROM games WHERE rowid = ?", (number,)).fetchone()
         if row is None:
             return None
-        return row[0], None if row[1] is None else decompress_log(row[1])
+        if row[1] is None:
+            return row[0], None
+        return row[0], decompress_log(row[1], f"the log of game {number} in {self.path}")
 
     def discard(
         self, error_kinds: Sequence[str], *, timeouts_above_load: float | None = None

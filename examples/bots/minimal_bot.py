@@ -12,7 +12,8 @@ legal actions only:
   cheapest creatures that fit in mana and on the board.
 
 Run it:  locm play -p1 'python3 examples/bots/minimal_bot.py' -p2 builtin:random --version 1.2
-Set MINIMAL_BOT_LOG=FILE to append every input block it receives to FILE.
+Set MINIMAL_BOT_LOG=FILE (and pass it: --bot-env MINIMAL_BOT_LOG) to append every input
+block it receives to FILE.
 """
 
 from __future__ import annotations

@@ -70,7 +70,9 @@ def c_bot(tmp_path_factory: pytest.TempPathFactory) -> str:
     gcc = shutil.which("gcc")
     if gcc is None:
         pytest.skip("gcc is not installed: the C example bot cannot be built")
-    binary = tmp_path_factory.mktemp("cbot") / "minimal_bot"
+    folder = tmp_path_factory.mktemp("cbot")
+    folder.chmod(0o755)  # as root the sandboxed bot is another user: readable by all
+    binary = folder / "minimal_bot"
     build = subprocess.run(
         [gcc, "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(binary), str(BOTS / "minimal_bot.c")],
         capture_output=True, text=True, timeout=120, check=False,

@@ -51,7 +51,8 @@ def inputs_of_game(version: str, seed: int, tmp_path: Path) -> list[list[str]]:
              "-p1", f"{PYTHON} examples/bots/minimal_bot.py",
              "-p2", f"{PYTHON} -m cardarena.locm bot random --seed 1",
              "--version", version, "-d", f"seed={seed}", "--time-scale", "10",
-             "--no-sandbox"],  # the bot writes its log outside a sandbox's private /tmp
+             "--no-sandbox",  # the bot writes its log outside a sandbox's private /tmp
+             "--bot-env", "MINIMAL_BOT_LOG"],
             capture_output=True, text=True, timeout=300, cwd=ROOT, check=False,
             env={**os.environ, "MINIMAL_BOT_LOG": str(log)},
         )  # fmt: skip

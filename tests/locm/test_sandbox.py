@@ -81,11 +81,14 @@ def hostile_bot(tmp_path: Path, attack: str, tag: str = "", guarded: bool = True
     return f"{sys.executable} {script} {tag}".rstrip()
 
 
-def play(command: str, opponent: str = "builtin:greedy") -> GameOutcome:
+def play(
+    command: str, opponent: str = "builtin:greedy", bot_env: tuple[tuple[str, str], ...] = ()
+) -> GameOutcome:
     """One short 1.5 game; limits scaled so that a busy machine cannot turn it into a timeout."""
     return play_game(
-        command, opponent, version="1.5", params={"seed": 1}, time_control=TimeControl(SCALE)
-    )
+        command, opponent, version="1.5", params={"seed": 1}, time_control=TimeControl(SCALE),
+        bot_env=bot_env,
+    )  # fmt: skip
 
 
 def stderr_of(outcome: GameOutcome, player: int = 0) -> str:
@@ -97,6 +100,13 @@ def assert_normal_loss(outcome: GameOutcome) -> None:
     assert outcome.scores == (0, 1), stderr_of(outcome)
     assert outcome.end_reason == EndReason.HEALTH
     assert outcome.error_player is None
+
+
+@pytest.fixture(autouse=True)
+def readable_tmp_path(tmp_path: Path) -> None:
+    """pytest makes ``tmp_path`` its owner's alone; as root the bot runs as another user,
+    and bot files must be readable by all (as in a contest's checkout, umask 022)."""
+    tmp_path.chmod(0o755)
 
 
 @pytest.fixture
@@ -116,20 +126,29 @@ def system_python(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
 
 
+def shown_binds(argv: list[str]) -> list[str]:
+    """The host paths a sandbox shows besides the system folders and its /etc."""
+    return [
+        argv[i + 2] for i, word in enumerate(argv)
+        if word == "--ro-bind" and argv[i + 1] != "/dev/null"
+        and not any(argv[i + 2] == r or argv[i + 2].startswith(r + "/")
+                    for r in (*sandbox.SYSTEM_ROOTS, "/etc"))
+    ]  # fmt: skip
+
+
 @pytest.mark.usefixtures("system_python")
 def test_wrap_keeps_the_cwd_and_the_bot_files_under_the_host_tmp(tmp_path: Path) -> None:
     (tmp_path / "bot.py").write_text("")
     argv = sandbox.wrap(f"python3 {tmp_path / 'bot.py'} --log=/tmp", cwd="/work")
     assert argv[argv.index("--chdir") + 1] == "/work"
-    binds = [argv[i + 1] for i, word in enumerate(argv) if word == "--ro-bind"]
-    assert binds == ["/", str(tmp_path)]  # not all of the host's /tmp
+    assert shown_binds(argv) == ["/work", str(tmp_path)]  # not all of the host's /tmp
     assert argv[-1] == f"python3 {tmp_path / 'bot.py'} --log=/tmp"
 
 
 @pytest.mark.usefixtures("system_python")
 def test_a_bot_file_right_in_tmp_is_bound_alone() -> None:
     argv = sandbox.wrap("python3 /tmp", cwd="/")
-    assert [argv[i + 1] for i, word in enumerate(argv) if word == "--ro-bind"] == ["/"]
+    assert shown_binds(argv) == []
     # Any existing file outside /tmp stands in (only its path matters): the standard
     # library's, not this test file, which a checkout under /tmp would put in /tmp (a link
     # into /tmp also shows the folder it points into, or the bot could not be found).
@@ -142,7 +161,9 @@ def test_a_bot_file_right_in_tmp_is_bound_alone() -> None:
         argv = sandbox.wrap(f"python3 {link}", cwd="/")
     finally:
         link.unlink()
-    assert [argv[i + 1] for i, word in enumerate(argv) if word == "--ro-bind"] == ["/", str(link)]
+    shown = shown_binds(argv)
+    assert str(link) in shown and "/tmp" not in shown
+    assert all(path == str(link) or Path(path) == target.parent for path in shown), shown
 
 
 def test_pid_max_is_written_only_where_the_kernel_keeps_one_per_namespace() -> None:
@@ -244,11 +265,10 @@ def test_a_bot_cannot_kill_the_referee(tmp_path: Path, tag: str) -> None:
 
 def test_a_bot_cannot_kill_a_referee_whose_pid_it_knows(tmp_path: Path, tag: str) -> None:
     # The pid of this very process (the referee here) is handed to the bot.
-    os.environ["CARDARENA_TEST_REFEREE"] = str(os.getpid())
-    try:
-        outcome = play(hostile_bot(tmp_path, KILL_EVERYTHING, tag))
-    finally:
-        del os.environ["CARDARENA_TEST_REFEREE"]
+    outcome = play(
+        hostile_bot(tmp_path, KILL_EVERYTHING, tag),
+        bot_env=(("CARDARENA_TEST_REFEREE", str(os.getpid())),),
+    )
     assert_normal_loss(outcome)
     assert f"kill referee {os.getpid()}: No such process" in stderr_of(outcome)
 
@@ -258,24 +278,28 @@ def test_a_bot_cannot_write_outside_its_tmp(tmp_path: Path, tag: str) -> None:
     target.write_text("original")
     attack = f"""
 for path in [{str(target)!r}, {str(tmp_path / "new.txt")!r}, {str(ROOT / "pwned")!r},
-             os.path.expanduser("~/pwned")]:
+             {str(Path.home() / "pwned")!r}]:
     try:
         with open(path, "a") as file:
             file.write("pwned")
         say(f"WROTE {{path}}")
     except OSError as error:
         say(f"cannot write {{path}}: {{error.strerror}}")
-with open("/tmp/scratch-" + sys.argv[1], "w") as file:  # the private /tmp is writable
-    file.write("mine")
-say("tmp ok")
+for place in ("/tmp", os.environ["HOME"]):  # the private /tmp and HOME are writable
+    with open(os.path.join(place, "scratch-" + sys.argv[1]), "w") as file:
+        file.write("mine")
+    say(f"{{place}} ok")
 """
     outcome = play(hostile_bot(tmp_path, attack, tag))
     assert_normal_loss(outcome)
     errors = stderr_of(outcome)
-    assert "WROTE" not in errors and "tmp ok" in errors
-    assert errors.count("Read-only file system") == 4
+    assert "WROTE" not in errors and "/tmp ok" in errors and f"{sandbox.BOT_HOME} ok" in errors
+    assert errors.count("Read-only file system") == 3
+    # The referee's own HOME is not even there (a read-only root above it).
+    assert f"cannot write {Path.home() / 'pwned'}: " in errors
     assert target.read_text() == "original"
     assert not (tmp_path / "new.txt").exists() and not (ROOT / "pwned").exists()
+    assert not (Path.home() / "pwned").exists()
     assert not Path(f"/tmp/scratch-{tag}").exists()  # it was the bot's own /tmp
 
 
@@ -441,8 +465,13 @@ def test_without_bwrap_one_warning_and_the_game_is_played(tmp_path: Path) -> Non
     assert len(lines) == 1 and "warning: bots run without a sandbox (bwrap not found" in lines[0]
 
 
-def test_killing_the_sandbox_init_kills_every_descendant(tag: str) -> None:
+def test_killing_the_sandbox_init_kills_every_descendant(
+    tag: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import asyncio
+
+    # The namespace alone (a bot cgroup would freeze the bot until its first input).
+    monkeypatch.setenv("CARDARENA_CGROUPS", "off")
 
     from cardarena.locm.referee.players import ProcessPlayer, _only_child
 

@@ -187,6 +187,7 @@ def test_broken_bot_commands_are_usage_errors_and_retry_errors_replays_crashes(
 ) -> None:
     db = tmp_path / "b.db"
     missing = tmp_path / "my_bot.py"
+    tmp_path.chmod(0o755)  # as root the sandboxed bot is another user, who must read it
     args = [
         "tournament", "--bot", "builtin:pass", "--bot", f"mine={PY} {shlex.quote(str(missing))}",
         "--games", "2", "--db", str(db), "--quiet",

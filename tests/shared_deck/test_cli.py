@@ -33,8 +33,10 @@ def start_serve(db: Path, log: Path, *options: str) -> tuple[subprocess.Popen[st
             "0",
             "--db",
             str(db),
+            # Long enough for a bot process to answer on a loaded machine: with 0.05 s, a busy
+            # machine's bots missed every turn and no tournament had a point.
             "--turn-seconds",
-            "0.05",
+            "0.2",
             "--turns-per-match",
             "10",
             "--seed",

@@ -21,6 +21,7 @@ from ..engine.javarandom import JavaRandom
 from ..engine.params import ParameterError, parse_parameter_string, random_seed, resolve_parameters
 from ..engine.rules import DEFAULT_VERSION, VERSIONS, ruleset
 from ..engine.state import EndReason, State
+from ..referee.botenv import parse_bot_env
 from ..referee.game_loop import (
     GameOutcome,
     RefereeTerminated,
@@ -93,6 +94,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
         except (ValueError, StartError) as error:
             raise UsageError(f"{option}: {error}") from None
     params = resolve_parameters(args.version, parse_parameter_string(" ".join(args.d or [])))
+    bot_env = parse_bot_env(args.bot_env)
     if args.logs:
         check_log_path(args.logs)  # fail now, not after the game; creates nothing
     outcome = play_game(
@@ -102,6 +104,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
         league=league,
         time_control=TimeControl(args.time_scale, not args.no_time_limit),
         sandbox=not args.no_sandbox,
+        bot_env=bot_env,
     )
     log_error = None
     if args.logs:
@@ -302,6 +305,7 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
     play.add_argument(
         "--no-sandbox", action="store_true", help="run bot commands unsandboxed (docs/referee.md)"
     )
+    options.add_bot_env(play)
     play.set_defaults(run=_cmd_play)
 
 

@@ -15,8 +15,9 @@ from ...tournaments.report.text import report_text
 from ...tournaments.runner import BACKENDS, Interrupted
 from ...tournaments.store import StoreError, reading
 from ..engine.rules import DEFAULT_VERSION, VERSIONS
+from ..referee.botenv import parse_bot_env
 from ..tournament import DEFAULT_DB, parse_bot, run_tournament
-from .options import league
+from .options import add_bot_env, league
 
 
 def print_report(
@@ -62,12 +63,13 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     bots = [parse_bot(text) for text in args.bot]
     if len(bots) < 2:
         raise ValueError("a tournament needs at least two --bot")
+    bot_env = parse_bot_env(args.bot_env)
     try:
         played = run_tournament(
             bots, version=args.version, games=args.games, workers=args.workers, seed=args.seed,
             db=args.db, time_scale=args.time_scale, league=args.league,
             backend=args.backend, address=args.address, progress=not args.quiet,
-            retry_errors=args.retry_errors, sandbox=not args.no_sandbox,
+            retry_errors=args.retry_errors, sandbox=not args.no_sandbox, bot_env=bot_env,
         )  # fmt: skip
         print(f"locm: played {played} new games into {args.db}", file=sys.stderr)
     except Interrupted as why:
@@ -135,6 +137,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     tournament.add_argument(
         "--no-sandbox", action="store_true", help="run bot commands unsandboxed (docs/referee.md)"
     )
+    add_bot_env(tournament)
     tournament.set_defaults(run=_cmd_tournament)
 
     report = commands.add_parser(

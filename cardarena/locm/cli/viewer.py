@@ -8,6 +8,7 @@ import sys
 import webbrowser
 from pathlib import Path
 
+from ... import pages
 from ...argtypes import count, port
 from ..engine.rules import VERSIONS
 from ..referee.replay import ReplayError, load_log
@@ -15,9 +16,14 @@ from ..viewer.tournament_pages import ViewError, stored_log
 from .options import league
 
 
-def write_page(path: str, text: str) -> None:
+def write_page(path: str, text: str, source: str | None = None) -> None:
+    """Write the page to ``path`` (replacing, never following, a link there); refuse to
+    overwrite ``source``, the file the page was made from."""
+    if source is not None and os.path.exists(path) and os.path.samefile(path, source):
+        raise ViewError(f"the page would overwrite {source}, which it is made from; "
+                        "give another name with -o OUT.html")  # fmt: skip
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        pages.write_page(path, text)
     except OSError as error:
         raise ViewError(f"cannot write {path}: {error.strerror or error}") from None
 
@@ -42,7 +48,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
     except ReplayError as error:
         source = args.log or f"game {args.game} of {args.db}"
         raise ViewError(f"{source}: {error}") from None
-    write_page(out, page)
+    write_page(out, page, source=args.log or args.db)
     print(out)
     if args.open and not webbrowser.open(Path(out).resolve().as_uri()):
         print(f"locm: warning: no web browser found; open {out} yourself", file=sys.stderr)

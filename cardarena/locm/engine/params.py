@@ -16,11 +16,12 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .errors import InvalidStateError
 from .javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN, JavaRandom, parse_java_long
 from .rules import DECK_SIZE, DEFAULT_VERSION, RuleSet, ruleset
 
 
-class ParameterError(ValueError):
+class ParameterError(InvalidStateError):
     """A game parameter is unknown for the version, or its value is malformed."""
 
 

@@ -35,8 +35,9 @@ from .deckbuilding import (
     draft_pool_distinct_count,
     draft_triples,
 )
+from .errors import InvalidStateError
 from .javarandom import JavaRandom
-from .params import GameParameters, game_parameters, resolve_parameters
+from .params import GameParameters, ParameterError, game_parameters, resolve_parameters
 from .rules import (
     DECK_SIZE,
     DECKOUT_DAMAGE,
@@ -345,11 +346,10 @@ class State:
         defaults to the latest.
         ``league`` is the CodinGame league level of the 1.0 draft pool (4 = all cards).
         ``card_streams`` draws the 1.5 card generator's numbers (the envs pass a numpy one).
+        An unknown version, a malformed parameter or a league the version does not have
+        raises :class:`InvalidStateError` (:class:`ParameterError` for parameters).
         """
-        resolved = game_parameters(version, params)
-        rules = ruleset(resolved.version)
-        if not isinstance(league, int) or league < 1:
-            raise ValueError(f"league must be a positive integer, got {league!r}")
+        resolved, rules = _checked_new_arguments(version, params, league, card_streams)
         draft: tuple[DraftTriple, ...] = ()
         pool: tuple[Card, ...] = ()
         if rules.draft:
@@ -376,7 +376,7 @@ class State:
 
         Its parameters are all-zero seeds: such a state cannot be replayed from them.
         """
-        rules = ruleset(version)
+        rules = _checked_rules(version)
         players = (Player(0, rules.runes), Player(1, rules.runes))
         params = resolve_parameters(rules, {"seed": 0})
         return cls(rules, params, 4, (), (), (), {}, players, _BATTLE, 0, 0)
@@ -467,7 +467,9 @@ class State:
     def is_legal(self, action: Action) -> bool:
         phase = self.phase
         if phase is _BATTLE:
-            return action.type == _PASS_TYPE or self._battle_legal(action)
+            if action.type == _PASS_TYPE:
+                return action.id == -1 == action.target
+            return self._battle_legal(action)
         if phase is _DECK_BUILDING:
             if self.rules.draft:
                 return action in _PICK_ACTIONS
@@ -489,7 +491,7 @@ class State:
             raise TypeError(f"expected an Action, got {type(action).__name__}")
         phase = self.phase
         if phase is _BATTLE:
-            if action.type == _PASS_TYPE:
+            if action.type == _PASS_TYPE and action.id == -1 == action.target:
                 self.start_turn()
             elif self._battle_legal(action):
                 self.execute(action)
@@ -1047,3 +1049,41 @@ def _find_in_hand(hand: Iterable[CardInstance], instance_id: int) -> CardInstanc
         if inst.id == instance_id:
             return inst
     return None
+
+
+def _checked_rules(version: object) -> RuleSet:
+    if not isinstance(version, str | RuleSet):
+        kind = type(version).__name__
+        raise InvalidStateError(f"version: expected a version string, got a {kind}")
+    try:
+        return ruleset(version)
+    except ValueError as error:
+        raise InvalidStateError(f"version: {error}") from None
+
+
+def _checked_new_arguments(
+    version: object, params: object, league: object, card_streams: object
+) -> tuple[GameParameters, RuleSet]:
+    """:meth:`State.new`'s arguments checked: the resolved parameters and their rules."""
+    if version is not None:
+        _checked_rules(version)
+    if params is not None and not isinstance(params, Mapping | GameParameters):
+        raise InvalidStateError(
+            f"params: expected a mapping of game parameters, got {type(params).__name__}"
+        )
+    try:
+        resolved = game_parameters(version, params)  # type: ignore[arg-type]
+    except ParameterError:
+        raise
+    except ValueError as error:
+        raise InvalidStateError(f"params: {error}") from None
+    rules = ruleset(resolved.version)
+    if not isinstance(league, int) or isinstance(league, bool):
+        raise InvalidStateError(f"league: expected an int, got {league!r}")
+    try:
+        rules.check_league(league)
+    except ValueError as error:
+        raise InvalidStateError(f"league: {error}") from None
+    if not callable(card_streams):
+        raise InvalidStateError("card_streams: expected a callable")
+    return resolved, rules

@@ -10,6 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cards import CARDS_BY_ID, Card
+from .deckbuilding import MAX_COPIES
+from .errors import InvalidStateError
+from .params import ParameterError
+from .rules import DECK_SIZE, HAND_LIMIT, RUNES, VERSIONS
 from .state import (
     Action,
     ActionType,
@@ -19,6 +23,17 @@ from .state import (
     Phase,
     Player,
     State,
+)
+from .validation import (
+    MAX_DRAWS,
+    MAX_PERFORMED,
+    check_state,
+    expect_bool,
+    expect_int,
+    expect_list,
+    expect_mapping,
+    expect_str,
+    show,
 )
 
 STATE_FORMAT = "cardarena.locm.state/1"
@@ -183,51 +198,181 @@ def state_to_dict(state: State) -> dict[str, Any]:
     }
 
 
+_STATE_KEYS = (
+    "format", "version", "params", "league", "phase", "active", "turn", "winner",
+    "end_reason", "players",
+)  # fmt: skip
+_PLAYER_KEYS = (
+    "health", "max_mana", "mana", "bonus_mana_turns", "hand", "deck", "board", "runes",
+    "next_turn_draw", "draw_shown", "health_lost", "performed", "chosen",
+)  # fmt: skip
+_CREATURE_KEYS = (
+    "id", "base_id", "attack", "defense", "keywords", "lane", "can_attack", "has_attacked",
+    "shows_effects",
+)  # fmt: skip
+_PHASES = tuple(phase.name.lower() for phase in Phase)
+_END_REASONS = tuple(reason.name.lower() for reason in EndReason)
+_PERFORMED_TYPES = (ActionType.SUMMON, ActionType.ATTACK, ActionType.USE)
+
+
 def state_from_dict(data: Mapping[str, Any], version: str | None = None) -> State:
-    """Rebuild a state from :func:`state_to_dict`; ``version`` guards against mix-ups."""
-    if data.get("format") != STATE_FORMAT:
-        raise ValueError(f"not a cardarena LOCM state (format {data.get('format')!r})")
-    if version is not None and data["version"] != version:
-        raise ValueError(f"this state is LOCM {data['version']}, expected LOCM {version}")
-    state = State.new(data["version"], data["params"], data["league"])
+    """Rebuild a state from :func:`state_to_dict`; ``version`` guards against mix-ups.
+
+    Anything a game cannot hold (a wrong type, a number out of range, an item on the
+    board, two cards with one instance id, ...) raises :class:`InvalidStateError`
+    naming the field.
+    """
+    if not isinstance(data, Mapping) or data.get("format") != STATE_FORMAT:
+        shown = data.get("format") if isinstance(data, Mapping) else data
+        raise InvalidStateError(f"format: not a cardarena LOCM state (format {show(shown)})")
+    root = expect_mapping(data, "state", _STATE_KEYS)
+    data_version = expect_str(root["version"], "version", VERSIONS)
+    if version is not None and data_version != version:
+        raise InvalidStateError(
+            f"version: this state is LOCM {data_version}, expected LOCM {version}"
+        )
+    params = root["params"]
+    if not isinstance(params, Mapping):
+        raise InvalidStateError(f"params: expected an object (mapping), got {show(params)}")
+    for name, value in params.items():
+        expect_str(name, "params: a parameter name")
+        if not isinstance(value, str):
+            raise InvalidStateError(f"params.{name}: expected a string, got {show(value)}")
+    league = expect_int(root["league"], "league")
+    try:
+        state = State.new(data_version, params, league)
+    except ParameterError as error:
+        raise InvalidStateError(f"params: {error}") from None
     cards = state.pool_by_id if not state.rules.draft else CARDS_BY_ID
 
-    def card(base_id: int) -> Card:
+    def card(base_id: object, field: str) -> Card:
         try:
-            return cards[base_id]
+            return cards[expect_int(base_id, field)]
         except KeyError:
-            raise ValueError(f"card {base_id} does not exist in this game") from None
+            raise InvalidStateError(
+                f"{field}: card {base_id} does not exist in this game"
+            ) from None
 
-    for player, raw in zip(state.players, data["players"], strict=True):
-        player.health = raw["health"]
-        player.max_mana = raw["max_mana"]
-        player.mana = raw["mana"]
-        player.bonus_mana_turns = raw["bonus_mana_turns"]
-        player.hand = [CardInstance(i, card(b)) for i, b in raw["hand"]]
-        player.deck = [CardInstance(i, card(b)) for i, b in raw["deck"]]
+    def instances(value: object, field: str, most: int) -> list[CardInstance]:
+        out = []
+        for k, pair in enumerate(expect_list(value, field, most)):
+            entry = f"{field}[{k}]"
+            pair = expect_list(pair, entry)
+            if len(pair) != 2:
+                raise InvalidStateError(f"{entry}: expected [instance id, base id]")
+            out.append(CardInstance(expect_int(pair[0], f"{entry}.id"), card(pair[1], entry)))
+        return out
+
+    raw_players = expect_list(root["players"], "players")
+    if len(raw_players) != 2:
+        raise InvalidStateError(f"players: expected 2 players, got {len(raw_players)}")
+    for index, (player, raw) in enumerate(zip(state.players, raw_players, strict=True)):
+        where = f"players[{index}]"
+        raw = expect_mapping(raw, where, _PLAYER_KEYS)
+        player.health = expect_int(raw["health"], f"{where}.health")
+        player.max_mana = expect_int(raw["max_mana"], f"{where}.max_mana")
+        player.mana = expect_int(raw["mana"], f"{where}.mana")
+        player.bonus_mana_turns = expect_int(raw["bonus_mana_turns"], f"{where}.bonus_mana_turns")
+        player.hand = instances(raw["hand"], f"{where}.hand", HAND_LIMIT)
+        player.deck = instances(raw["deck"], f"{where}.deck", DECK_SIZE)
         player.board = []
-        for c in raw["board"]:
-            creature = Creature(c["id"], card(c["base_id"]), c["lane"])
-            creature.attack = c["attack"]
-            creature.defense = c["defense"]
-            creature.keywords = c["keywords"]
-            creature.can_attack = c["can_attack"]
-            creature.has_attacked = c["has_attacked"]
-            creature.shows_effects = c["shows_effects"]
+        boards = expect_list(
+            raw["board"], f"{where}.board", state.rules.lanes * state.rules.lane_capacity
+        )
+        for k, c in enumerate(boards):
+            field = f"{where}.board[{k}]"
+            c = expect_mapping(c, field, _CREATURE_KEYS)
+            creature = Creature(
+                expect_int(c["id"], f"{field}.id"),
+                card(c["base_id"], f"{field}.base_id"),
+                expect_int(c["lane"], f"{field}.lane"),
+            )
+            creature.attack = expect_int(c["attack"], f"{field}.attack")
+            creature.defense = expect_int(c["defense"], f"{field}.defense")
+            creature.keywords = expect_int(c["keywords"], f"{field}.keywords")
+            creature.can_attack = expect_bool(c["can_attack"], f"{field}.can_attack")
+            creature.has_attacked = expect_bool(c["has_attacked"], f"{field}.has_attacked")
+            creature.shows_effects = expect_bool(c["shows_effects"], f"{field}.shows_effects")
             player.board.append(creature)
-        player.runes = list(raw["runes"])
-        player.next_turn_draw = raw["next_turn_draw"]
-        player.draw_shown = raw["draw_shown"]
-        player.health_lost = raw["health_lost"]
-        player.performed = [(b, Action(ActionType(t), i, g)) for b, t, i, g in raw["performed"]]
-        player.chosen = [card(b) for b in raw["chosen"]]
+        player.runes = [
+            expect_int(rune, f"{where}.runes[{k}]")
+            for k, rune in enumerate(expect_list(raw["runes"], f"{where}.runes", len(RUNES)))
+        ]
+        player.next_turn_draw = expect_int(
+            raw["next_turn_draw"], f"{where}.next_turn_draw", 0, MAX_DRAWS
+        )
+        player.draw_shown = expect_int(raw["draw_shown"], f"{where}.draw_shown", 0, MAX_DRAWS)
+        player.health_lost = expect_int(raw["health_lost"], f"{where}.health_lost", 0)
+        player.performed = []
+        performed = expect_list(raw["performed"], f"{where}.performed", MAX_PERFORMED)
+        for k, entry in enumerate(performed):
+            field = f"{where}.performed[{k}]"
+            entry = expect_list(entry, field)
+            if len(entry) != 4:
+                raise InvalidStateError(f"{field}: expected [base id, type, id, target]")
+            base_id, kind, instance_id, target = (
+                expect_int(value, f"{field}[{i}]") for i, value in enumerate(entry)
+            )
+            if kind not in _PERFORMED_TYPES:
+                raise InvalidStateError(
+                    f"{field}[1]: expected an action type of "
+                    f"{', '.join(f'{int(t)} ({t.name})' for t in _PERFORMED_TYPES)}, got {kind}"
+                )
+            player.performed.append((base_id, Action(ActionType(kind), instance_id, target)))
+        chosen = expect_list(raw["chosen"], f"{where}.chosen", DECK_SIZE)
+        player.chosen = [card(b, f"{where}.chosen[{k}]") for k, b in enumerate(chosen)]
         player.chosen_counts = {}
-        for chosen in player.chosen:
-            player.chosen_counts[chosen.base_id] = player.chosen_counts.get(chosen.base_id, 0) + 1
+        for picked in player.chosen:
+            player.chosen_counts[picked.base_id] = player.chosen_counts.get(picked.base_id, 0) + 1
         player.choosable = None
-    state.phase = Phase[data["phase"].upper()]
-    state.active = data["active"]
-    state.turn = data["turn"]
-    state.winner = data["winner"]
-    state.end_reason = EndReason[data["end_reason"].upper()]
+    state.phase = Phase[expect_str(root["phase"], "phase", _PHASES).upper()]
+    state.active = expect_int(root["active"], "active", 0, 1)
+    state.turn = expect_int(root["turn"], "turn")
+    if root["winner"] is not None:
+        state.winner = expect_int(root["winner"], "winner", 0, 1)
+    state.end_reason = EndReason[expect_str(root["end_reason"], "end_reason", _END_REASONS).upper()]
+    check_state(state)
+    _check_deck_building(state)
     return state
+
+
+def _check_deck_building(state: State) -> None:
+    """The choices: each pick among the offered cards, the players in step, and (in deck
+    building) nothing of the battle yet."""
+    rules = state.rules
+    counts = [len(player.chosen) for player in state.players]
+    for index, player in enumerate(state.players):
+        where = f"players[{index}]"
+        for k, picked in enumerate(player.chosen):
+            if rules.draft and picked not in state.draft[k]:
+                raise InvalidStateError(
+                    f"{where}.chosen[{k}]: card {picked.base_id} was not offered at draft turn {k}"
+                )
+        for base_id, copies in player.chosen_counts.items():
+            if not rules.draft and copies > MAX_COPIES:
+                raise InvalidStateError(
+                    f"{where}.chosen: card {base_id} chosen {copies} times, at most {MAX_COPIES}"
+                )
+        if state.phase is Phase.BATTLE and counts[index] != DECK_SIZE:
+            raise InvalidStateError(
+                f"{where}.chosen: {counts[index]} cards during the battle, expected {DECK_SIZE}"
+            )
+        if state.phase is Phase.DECK_BUILDING:
+            fresh = Player(index, rules.runes)
+            for name in Player.__slots__:
+                if name in ("chosen", "chosen_counts", "choosable"):
+                    continue
+                value, expected = getattr(player, name), getattr(fresh, name)
+                if value != expected:
+                    raise InvalidStateError(
+                        f"{where}.{name}: expected {show(expected)} during deck building, "
+                        f"got {show(value)}"
+                    )
+    if state.phase is Phase.DECK_BUILDING and not (
+        counts[1] <= counts[0] <= counts[1] + 1 and counts[1] < DECK_SIZE
+    ):
+        raise InvalidStateError(
+            f"players: {counts[0]} and {counts[1]} cards chosen: not a deck-building position "
+            "(player 0 chooses first, one card at a time, until both have "
+            f"{DECK_SIZE})"
+        )

@@ -21,13 +21,13 @@ from ..engine.javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN
 from ..engine.params import GameParameters, resolve_parameters
 from ..engine.rules import DEFAULT_VERSION, ruleset
 from ..engine.state import Action, IllegalActionError, Phase, State
+from .checks import action_index, checked_shaping
 from .javastreams import double_streams
 from .policies import Policy, PolicySpec
 
 Mode = Literal["game", "deckbuilding", "battle"]
 _PHASE_NAMES = {phase: phase.name.lower() for phase in Phase}
 _DECK_BUILDING, _BATTLE, _ENDED = Phase.DECK_BUILDING, Phase.BATTLE, Phase.ENDED
-SHAPING_TERMS = ("health", "board")
 
 
 class MaskedDiscrete(spaces.Discrete):
@@ -79,12 +79,7 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
             raise ValueError(f"seat must be 0, 1 or 'random', got {seat!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.shaping = dict(shaping or {})
-        for term in self.shaping:
-            if term not in SHAPING_TERMS:
-                raise ValueError(
-                    f"unknown shaping term {term!r}; known: {', '.join(SHAPING_TERMS)}"
-                )
+        self.shaping = checked_shaping(shaping)
         self.mode: Mode = mode
         self._learning = {"game": None, "deckbuilding": Phase.DECK_BUILDING}.get(mode, Phase.BATTLE)
         """The phase the learner plays (None: both)."""
@@ -163,7 +158,7 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
             raise IllegalActionError(
                 f"the game has ended ({state!r}); call reset() to start another"
             )
-        index = int(action)
+        index = action_index(action, self.encoder.actions.size)
         engine_action = self._legal.get(index)  # listed with the mask: legal now
         if engine_action is None:
             self.encoder.decode(state, index)  # raises, naming the action

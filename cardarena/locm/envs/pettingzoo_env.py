@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
+from pettingzoo.utils.env_logger import EnvLogger
 
 from ..encoding.encoder import Encoder
 from ..engine.drawing import state_frame
@@ -20,6 +21,7 @@ from ..engine.javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN
 from ..engine.params import resolve_parameters
 from ..engine.rules import DEFAULT_VERSION, ruleset
 from ..engine.state import IllegalActionError, State
+from .checks import action_index
 from .javastreams import double_streams
 
 AGENTS = ("player_0", "player_1")
@@ -101,16 +103,26 @@ class LOCMAECEnv(AECEnv):
         return {"observation": self.encoder.observe(state, player), "action_mask": mask}
 
     def step(self, action: Any) -> None:
+        """Play ``action`` (an integer index) for :attr:`agent_selection`. Once the game
+        is over, each agent is stepped out with ``None`` (PettingZoo's dead step; any
+        other action is a ValueError); a step after that only warns, as PettingZoo's
+        order-enforcing wrapper does, until :meth:`reset`."""
         state = self.state
-        assert state is not None, "call reset() first"
+        if state is None:
+            EnvLogger.error_step_before_reset()
+        assert state is not None
+        if not self.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         if action is None:
             raise IllegalActionError(f"{agent} must act in {state!r}; got None")
+        index = action_index(action, self.encoder.actions.size)
         self._cumulative_rewards[agent] = 0.0
-        state.apply(self.encoder.decode(state, int(action)))
+        state.apply(self.encoder.decode(state, index))
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         if state.is_terminal:
             returns = state.returns()

@@ -40,7 +40,8 @@ from ..engine.rules import DEFAULT_VERSION, ruleset
 from ..engine.state import IllegalActionError, State
 from ..fast import layout as L
 from ..fast import require_numba
-from .gym_env import SHAPING_TERMS, Mode
+from .checks import SHAPING_TERMS, action_array, checked_shaping
+from .gym_env import Mode
 
 require_numba()
 
@@ -117,12 +118,7 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         if self.autoreset_mode is AutoresetMode.DISABLED:
             raise ValueError("autoreset_mode must be NEXT_STEP or SAME_STEP")
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        self.shaping = dict(shaping or {})
-        for term in self.shaping:
-            if term not in SHAPING_TERMS:
-                raise ValueError(
-                    f"unknown shaping term {term!r}; known: {', '.join(SHAPING_TERMS)}"
-                )
+        self.shaping = checked_shaping(shaping)
         self.num_envs = num_envs
         self.mode: Mode = mode
         self.seat_option = seat
@@ -237,10 +233,7 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         batch = self.batch
         if batch is None:
             raise RuntimeError("call reset() before step()")
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,):
-            raise ValueError(f"step() takes {self.num_envs} actions, got shape {actions.shape}")
-        actions = actions.astype(np.int64, copy=False)
+        actions = action_array(actions, self.num_envs)
         resetting = self._autoreset
         self._check_actions(actions, resetting)
         self._terminations[:] = False

@@ -110,11 +110,12 @@ def make_player(
     time_scale: float = 1.0,
     sandbox: bool = True,
     hidden: Sequence[str] = (),
+    bot_env: Sequence[tuple[str, str]] = (),
 ) -> Player:
     """``builtin:<agent>`` and ``python:MODULE:FACTORY`` play in-process, with the same
     time accounting; anything else is a shell command, run in
     a sandbox if ``sandbox`` (and the machine supports one) where ``hidden`` files
-    cannot be opened.
+    cannot be opened, with the allow-listed environment plus ``bot_env`` (:mod:`.botenv`).
 
     A built-in agent that budgets its own thinking time (``search``) is told the
     time scale, so that it keeps within the scaled official limits.
@@ -128,7 +129,7 @@ def make_player(
         if hasattr(agent, "time_scale"):
             agent.time_scale = time_scale
         return InProcessPlayer(agent, spec)
-    return ProcessPlayer(spec, sandbox=sandbox, hidden=hidden)
+    return ProcessPlayer(spec, sandbox=sandbox, hidden=hidden, env=bot_env)
 
 
 def agent_seed(params: GameParameters, player: int) -> int:
@@ -151,7 +152,12 @@ async def run_game(
     early_exits: list[str | None] = [None, None]
     exited = [False, False]
     try:
-        await asyncio.gather(*(player.start() for player in players))
+        # Every start is awaited, even after one fails (a bot command refused before it
+        # runs): a bot still being started would otherwise escape the closing below.
+        starts = (player.start() for player in players)
+        for failure in await asyncio.gather(*starts, return_exceptions=True):
+            if isinstance(failure, BaseException):
+                raise failure
         recorder.bootstrap_stderr = [player.take_stderr() for player in players]
         for _ in range(game.frames):  # 1.0/1.2: the frames showing the draft pool
             recorder.add_frame([Execution(0, "", players[0].take_stderr())])
@@ -160,18 +166,7 @@ async def run_game(
         while requests := game.requests():
             if len(requests) == 1:
                 battle_turn += 1
-            started = []
-            for request in requests:
-                started.append(time.monotonic_ns())
-                await players[request.player].send(request.input, game.state, request.player)
-            # Both deck-building answers are awaited together, so that each player's
-            # time is its own (the official runner runs them one after the other).
-            timed = await asyncio.gather(
-                *(
-                    _timed_receive(players[r.player], time_control.seconds(r.timeout_ms), t0)
-                    for r, t0 in zip(requests, started, strict=True)
-                )
-            )
+            timed = await _ask(players, requests, game, time_control)
             answers = [line for line, _ns in timed]
             for request, line in zip(requests, answers, strict=True):
                 if line is None:
@@ -188,6 +183,39 @@ async def run_game(
         await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
     outcome = _outcome(game, recorder, players, time_control, (early_exits[0], early_exits[1]))
     return dataclasses.replace(outcome, exited=(exited[0], exited[1]))
+
+
+async def _ask(
+    players: Sequence[Player],
+    requests: Sequence[Request],
+    game: ProtocolGame,
+    time_control: TimeControl,
+) -> list[tuple[str | None, int]]:
+    """Send the requests' inputs and read one line each, timed.
+
+    Both deck-building answers are awaited together, so that each player's time is its
+    own. Where a player is held to its own turns (frozen outside them, see
+    :mod:`.cgroups`), they are asked one after the other instead, as the official runner
+    does: a player that thinks concurrently would also be thinking in the other's turn.
+    """
+    if len(requests) > 1 and any(getattr(p, "isolated", False) for p in players):
+        timed = []
+        for request in requests:
+            started = time.monotonic_ns()
+            await players[request.player].send(request.input, game.state, request.player)
+            limit = time_control.seconds(request.timeout_ms)
+            timed.append(await _timed_receive(players[request.player], limit, started))
+        return timed
+    begun = []
+    for request in requests:
+        begun.append(time.monotonic_ns())
+        await players[request.player].send(request.input, game.state, request.player)
+    return list(await asyncio.gather(
+        *(
+            _timed_receive(players[r.player], time_control.seconds(r.timeout_ms), t0)
+            for r, t0 in zip(requests, begun, strict=True)
+        )
+    ))  # fmt: skip
 
 
 async def _timed_receive(
@@ -304,7 +332,8 @@ def _outcome(
             "endReason": game.end_reason.name,
             "errorPlayer": game.error_player,
             "timeScale": time_control.scale if time_control.enabled else None,
-        },
+        }
+        | _cpu_times(players),
     )
     return GameOutcome(
         version=state.version,
@@ -320,6 +349,15 @@ def _outcome(
     )
 
 
+def _cpu_times(players: Sequence[Player]) -> dict[str, list[float | None]]:
+    """``cpuMs``: each bot's CPU time over the game in ms, from its cgroup (None where none
+    was measured); left out when none was, so logs of built-in agents stay as they were."""
+    cpu_ns = [getattr(player, "cpu_ns", None) for player in players]
+    if all(ns is None for ns in cpu_ns):
+        return {}
+    return {"cpuMs": [None if ns is None else round(ns / 1e6, 3) for ns in cpu_ns]}
+
+
 def play_game(
     player1: str | Player,
     player2: str | Player,
@@ -329,18 +367,20 @@ def play_game(
     league: int = 4,
     time_control: TimeControl = TimeControl(),
     sandbox: bool = True,
+    bot_env: Sequence[tuple[str, str]] = (),
 ) -> GameOutcome:
     """Play one game synchronously: commands (or ``builtin:<agent>``, ``python:...``) or
     Player objects.
 
-    Bot commands run sandboxed unless ``sandbox`` is false (see :mod:`.sandbox`).
+    Bot commands run sandboxed unless ``sandbox`` is false (see :mod:`.sandbox`), with
+    the allow-listed environment plus ``bot_env`` (see :mod:`.botenv`).
 
     Ctrl-C raises KeyboardInterrupt and SIGTERM raises :class:`RefereeTerminated`,
     in both cases after every bot process group has been terminated.
     """
     params = game_parameters(version, params)
     players = [
-        make_player(spec, agent_seed(params, index), time_control.scale, sandbox)
+        make_player(spec, agent_seed(params, index), time_control.scale, sandbox, (), bot_env)
         if isinstance(spec, str)
         else spec
         for index, spec in enumerate((player1, player2))

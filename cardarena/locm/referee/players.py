@@ -27,6 +27,7 @@ from typing import Protocol
 from ..agents import Agent
 from ..engine.rules import DECK_SIZE, MAX_ANSWER_BYTES
 from ..engine.state import PASS, ActionType, Phase, State
+from . import botenv, cgroups
 from . import sandbox as sandboxing
 
 STDERR_BYTES_PER_ROUND = 4096
@@ -153,12 +154,15 @@ class ProcessPlayer:
         name: str | None = None,
         sandbox: bool = False,
         hidden: Sequence[str] = (),
+        env: Sequence[tuple[str, str]] = (),
     ) -> None:
         self.command = command
         self.name = name or command
         self.sandbox = sandbox
         self.hidden = tuple(hidden)
         """Files the sandboxed bot must not even read (a tournament's database)."""
+        self.env = tuple(env)
+        """Variables the organiser passes to the bot (``--bot-env``), over the allow-list."""
         self.sandboxed = False
         """True once started inside a sandbox."""
         self._sandbox_init: int | None = None
@@ -171,6 +175,14 @@ class ProcessPlayer:
         self._answered = False
         self._sent_at = 0.0
         self._pgid: int | None = None
+        self._cgroup: cgroups.BotCgroup | None = None
+        self.cpu_ns: int | None = None
+        """CPU time of the bot's whole process tree, from its cgroup, once it is closed."""
+
+    @property
+    def isolated(self) -> bool:
+        """True if the bot's process tree is frozen outside its turns (its own cgroup)."""
+        return self._cgroup is not None
 
     async def start(self) -> None:
         command = self.command
@@ -185,12 +197,21 @@ class ProcessPlayer:
                     "show (it replaces /tmp, /run and /dev with empty ones): move that "
                     "environment elsewhere (e.g. under /tmp/NAME or your home) or use --no-sandbox"
                 )
+            unreadable = sandboxing.unreadable_paths(self.command)
+            if unreadable:  # the bot's own user (not root) could not even start it
+                raise StartError(
+                    f"bot command {self.command!r} needs {unreadable[0]}, which the sandbox's "
+                    "unprivileged user cannot read: make the bot's files readable by all "
+                    "(chmod -R o+rX) or use --no-sandbox"
+                )
+        env = botenv.bot_environment(self.env, sandboxed=self.sandboxed)
         pipe = asyncio.subprocess.PIPE
+        self._cgroup = _new_cgroup()
         try:
             if self.sandboxed:
                 spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
-                    *sandboxing.wrap(command, hide=self.hidden),
-                    stdin=pipe, stdout=pipe, stderr=pipe,
+                    *_enter(self._cgroup, sandboxing.wrap(command, hide=self.hidden)),
+                    stdin=pipe, stdout=pipe, stderr=pipe, env=sandboxing.carry_environment(env),
                     start_new_session=True,  # bwrap in its own process group, as below
                 ))  # fmt: skip
                 try:
@@ -203,8 +224,9 @@ class ProcessPlayer:
                     self._pgid = self._process.pid
                     raise
             else:
-                self._process = await asyncio.create_subprocess_shell(
-                    command, stdin=pipe, stdout=pipe, stderr=pipe,
+                self._process = await asyncio.create_subprocess_exec(
+                    *_enter(self._cgroup, ["/bin/sh", "-c", command]),
+                    stdin=pipe, stdout=pipe, stderr=pipe, env=env,
                     start_new_session=True,  # its own process group: killed as a whole
                 )  # fmt: skip
         except OSError as error:
@@ -213,6 +235,8 @@ class ProcessPlayer:
         self._stderr_task = asyncio.create_task(self._drain_stderr())
         if self.sandboxed:
             await self._await_sandbox()
+        if self._cgroup is not None:  # its start-up runs on its first turn's clock
+            self._cgroup.freeze()
 
     async def _await_sandbox(self) -> None:
         """Wait until the sandbox is set up, so that its start-up is not on the bot's clock.
@@ -253,6 +277,8 @@ class ProcessPlayer:
         process = self._process
         assert process is not None and process.stdin is not None
         self._sent_at = asyncio.get_running_loop().time()
+        if self._cgroup is not None:  # its turn: its processes may run
+            self._cgroup.thaw()
         if process.stdin.is_closing():
             return
         # No drain(): a bot that never reads must not block the referee; the
@@ -261,6 +287,14 @@ class ProcessPlayer:
             process.stdin.write(text.encode("utf-8"))
 
     async def receive(self, timeout_s: float | None) -> str | None:
+        line = await self._read_line(timeout_s)
+        if self._cgroup is not None and (line is not None or not self._eof):
+            # Answered or out of time: nothing of it runs until its next turn. (A bot that
+            # closed its output is left to exit, so that its exit status can be read.)
+            self._cgroup.freeze()
+        return line
+
+    async def _read_line(self, timeout_s: float | None) -> str | None:
         process = self._process
         assert process is not None and process.stdout is not None
         loop = asyncio.get_running_loop()
@@ -316,8 +350,21 @@ class ProcessPlayer:
         return f"exited with status {status} before its first answer{tail}"
 
     async def close(self) -> None:
-        """Terminate the whole process group (SIGTERM, then SIGKILL) and reap it."""
+        """Terminate the whole process group (SIGTERM, then SIGKILL) and reap it; then kill
+        whatever is left in the bot's cgroup and remove the cgroup."""
+        try:
+            await self._close_process()
+        finally:
+            if self._cgroup is not None:
+                await self._cgroup.remove()
+                self._cgroup = None
+
+    async def _close_process(self) -> None:
         process = self._process
+        if self._cgroup is not None:
+            self.cpu_ns = self._cgroup.cpu_ns()
+            with contextlib.suppress(OSError):  # frozen, it could not even die of SIGTERM
+                self._cgroup.thaw()
         if process is None:
             return
         if process.stdin is not None:
@@ -353,6 +400,22 @@ class ProcessPlayer:
                 _kill_sandbox_init(self._pgid)
             _signal_group(self._pgid, signal.SIGKILL)
             self._pgid = None
+        if self._cgroup is not None:
+            self._cgroup.remove_now()
+            self._cgroup = None
+
+
+def _new_cgroup() -> cgroups.BotCgroup | None:
+    """The bot's own cgroup, or None where cgroups cannot be had (warned once) or are off."""
+    try:
+        return cgroups.create()
+    except cgroups.CgroupModeError as error:
+        raise StartError(str(error)) from None
+
+
+def _enter(cgroup: cgroups.BotCgroup | None, argv: list[str]) -> list[str]:
+    """``argv``, made to enter the bot's cgroup before it runs, if it has one."""
+    return argv if cgroup is None else cgroup.enter(argv)
 
 
 def _signal_group(pgid: int, signum: int) -> None:

@@ -8,12 +8,12 @@ game again exactly: the replay re-runs it through
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ...untrusted import MAX_LOG_BYTES, UntrustedInputError, load_json
 from ..engine.drawing import board_text, hand_text, side_text
 from ..engine.state import Phase
 from .gameresult import answers_from_log
@@ -32,7 +32,7 @@ def load_log(path: str | Path) -> dict[str, Any]:
     that names the file."""
     try:
         with open(path, "rb") as handle:
-            raw = handle.read()
+            raw = handle.read(MAX_LOG_BYTES + 1)
     except OSError as error:
         raise ReplayError(f"cannot read {path}: {error.strerror}") from None
     not_a_log = f"{path} is not a game log (a GameResult JSON file)"
@@ -42,11 +42,9 @@ def load_log(path: str | Path) -> dict[str, Any]:
             f"locm view --db {path} --game N)"
         )
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ReplayError(f"{not_a_log}: it is binary, not UTF-8 text") from None
-    except json.JSONDecodeError as error:
-        raise ReplayError(f"{not_a_log}: invalid JSON ({error})") from None
+        data = load_json(raw)
+    except UntrustedInputError as error:
+        raise ReplayError(f"{not_a_log}: {error}") from None
     if not isinstance(data, dict) or "outputs" not in data:
         raise ReplayError(f"{not_a_log}: JSON without 'outputs'")
     return data
@@ -57,6 +55,8 @@ def log_setup(
 ) -> tuple[str, dict[str, str], int]:
     """(version, parameters, league) of a logged game; options override the log."""
     ours = log.get("cardarena") or {}
+    if not isinstance(ours, Mapping):
+        raise ReplayError("the log's 'cardarena' entry is not a JSON object")
     params: dict[str, str] = {}
     # SDK 3 (1.5 jar, ours): "gameParameters", one line each; SDK 2 (1.2 jar): "uinput".
     for entry in log.get("gameParameters") or log.get("uinput") or []:
@@ -69,7 +69,13 @@ def log_setup(
     if version is None:
         version = ours.get("version") or _guess_version(log, params)
     if league is None:
-        league = int(ours.get("league", 4))
+        logged = ours.get("league", 4)
+        if isinstance(logged, str) and logged.strip().isdigit():
+            logged = int(logged)
+        if not isinstance(logged, int) or isinstance(logged, bool):
+            shown = repr(logged)[:40] if isinstance(logged, float | str) else type(logged).__name__
+            raise ReplayError(f"the log's league is {shown}, not a whole number")
+        league = logged
     return str(version), params, league
 
 
@@ -107,7 +113,11 @@ class LogReplay:
         except ValueError as error:
             raise ReplayError(str(error)) from None
         names = (log.get("cardarena") or {}).get("players") or ["player 0", "player 1"]
-        self.names = [str(name) for name in names]
+        if not isinstance(names, list) or len(names) != 2:
+            raise ReplayError("the log's 'players' must name exactly two players")
+        if not all(isinstance(name, str) for name in names):
+            raise ReplayError("the log's 'players' must be two names (strings)")
+        self.names = list(names)
         self.answers = answers_from_log(log)
         self.used = [0, 0]
         """How many answers of each player were given to the engine so far."""

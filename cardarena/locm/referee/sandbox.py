@@ -3,9 +3,15 @@
 A bot is untrusted code. In its sandbox it has its own PID namespace (it sees and
 can signal only its own processes; when the namespace's init dies the kernel
 kills every process in it, ``setsid`` and double-forked ones included), no
-network, a read-only view of the whole file system with a private, size-limited
-writable ``/tmp``, no capabilities, and limits on address space, file size and
-the number of processes and threads.
+network, no capabilities, limits on address space, file size and the number of
+processes and threads, and a file system of its own, read-only except a private,
+size-limited ``/tmp`` and an empty ``HOME``: the system's programs and libraries
+(``/usr``, ``/opt``...), a ``/etc`` reduced to what programs need to start (with a
+``passwd`` naming only the bot's user), its working directory and the files its
+command names, and nothing else (no ``/root``, ``/home``, ``/var``, host ``/tmp``).
+Databases and report folders beside the tournament's and in the working directory
+are hidden. When the referee runs as root, the bot runs as an unprivileged user
+of its own (a uid no other process on the machine has).
 
 This module only builds argument vectors and probes, once per process, whether
 the sandbox works here; :class:`~cardarena.locm.referee.players.ProcessPlayer` runs them.
@@ -13,20 +19,26 @@ the sandbox works here; :class:`~cardarena.locm.referee.players.ProcessPlayer` r
 How the pieces fit (all standard Linux tools, from util-linux and bubblewrap)::
 
     prlimit --as=.. --fsize=.. --core=0 -- bwrap <namespaces, mounts> -- /bin/sh -c PRELUDE
-        PRELUDE (inside, still holding CAP_SYS_ADMIN in the sandbox's user namespace):
+        PRELUDE (inside, still holding CAP_SYS_ADMIN in the sandbox):
         set the PID namespace's pid_max (the process limit), make /proc/sys read-only,
-        print READY_MARKER, then drop every capability (setpriv) and run the bot command.
+        write /etc/passwd, /etc/group and /etc/hosts and make /etc read-only, give HOME
+        to the bot's user, print READY_MARKER, then drop every capability (setpriv,
+        which as root also switches to the bot's uid) and run the bot command.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import glob
 import os
+import secrets
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 READY_MARKER = b"\x06"
@@ -35,6 +47,19 @@ the referee waits for it, so the sandbox's own start-up never counts against the
 RESERVED_PIDS = 300
 """The kernel never reuses PIDs below this once a namespace's PIDs have wrapped around."""
 PROBE_TIMEOUT_S = 20.0
+BOT_USER = "bot"
+"""The bot's user name inside the sandbox (``USER``, ``LOGNAME``, ``/etc/passwd``)."""
+BOT_HOME = "/home/bot"
+"""The bot's ``HOME``: a private, empty, writable tmpfs, thrown away with the sandbox."""
+BOT_UIDS = (1 << 30, 1 << 24)
+"""As root, each sandbox runs its bot under a uid (and gid) drawn from this range (first,
+count): no account uses them, and two sandboxes (the two bots of a game) share no
+per-user kernel resource (process count, keyrings, message queues)."""
+ETC_BYTES = 1 << 20
+"""Size of the sandbox's /etc tmpfs (it holds three small files written at start-up)."""
+SQLITE_HEADER = b"SQLite format 3\x00"
+DB_COMPANIONS = ("", "-wal", "-shm", "-journal", ".lock")
+"""A database's own file, its journal files and the tournament's lock file."""
 
 
 @dataclass(frozen=True)
@@ -44,9 +69,9 @@ class Limits:
     memory_bytes: int = 4 << 30
     """RLIMIT_AS of every process: address space, so a JVM sizes its heap below it."""
     file_size_bytes: int = 64 << 20
-    """RLIMIT_FSIZE: the largest file a process may write (in /tmp, the only writable place)."""
+    """RLIMIT_FSIZE: the largest file a process may write (in /tmp or HOME)."""
     tmp_bytes: int = 64 << 20
-    """Size of the private tmpfs mounted on /tmp (and on /dev/shm)."""
+    """Size of the private tmpfs mounted on /tmp (and on /dev/shm, and on HOME)."""
     tasks: int = 256
     """Processes and threads the bot can always have at once (PID namespace pid_max)."""
 
@@ -68,32 +93,136 @@ def per_namespace_pid_max(release: str | None = None) -> bool:
     return (major, minor) >= (6, 14)
 
 
-def _prelude(limits: Limits) -> str:
-    """The shell code run first inside the sandbox; ``$1`` is the bot command."""
+def switches_user() -> bool:
+    """True if the bot runs under a uid of its own: when the referee is root. (Anyone
+    else runs bots in a user namespace, under their own uid: the kernel allows no other.)"""
+    return os.geteuid() == 0
+
+
+def bot_ids() -> tuple[int, int]:
+    """The (uid, gid) a new sandbox runs its bot under."""
+    if switches_user():
+        first, count = BOT_UIDS
+        uid = first + secrets.randbelow(count)
+        return uid, uid
+    return os.getuid(), os.getgid()
+
+
+def _etc_files(uid: int, gid: int) -> dict[str, str]:
+    """The files of the sandbox's /etc that are written, not shown: only the bot's user,
+    root and nobody exist (``getpwuid`` works, as Java's ``user.name`` needs)."""
+    return {
+        "passwd": f"root:x:0:0:root:/root:/usr/sbin/nologin\n"
+        f"{BOT_USER}:x:{uid}:{gid}:{BOT_USER}:{BOT_HOME}:/bin/sh\n"
+        "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+        "group": f"root:x:0:\n{BOT_USER}:x:{gid}:\nnogroup:x:65534:\n",
+        "hosts": "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+    }
+
+
+def _prelude(limits: Limits, uid: int, gid: int) -> str:
+    """The shell code run first inside the sandbox; ``$2`` is the bot command, ``$1`` the
+    code that restores its carried variables (:func:`carry_environment`)."""
     marker = f"\\{READY_MARKER[0]:03o}"
     if per_namespace_pid_max():
         tasks = f"echo {RESERVED_PIDS + limits.tasks} > /proc/sys/kernel/pid_max || exit 125\n"
     else:
-        # Counted per user namespace since Linux 5.14, so per sandbox; root is exempt.
+        # Counted per user and user namespace; the bot's user is its own (a fresh uid as
+        # root, a fresh user namespace otherwise), so this is per sandbox.
         tasks = f"prlimit --pid $$ --nproc={limits.tasks} || exit 125\n"
-    return tasks + (
-        # As root, the sandbox's uid 0 is the host's: without this, /proc/sys (the
-        # host's sysctls, owned by uid 0) would stay writable after the capabilities go.
-        # (Any other user cannot mount here, and cannot write them anyway.)
-        "mount --bind -o ro /proc/sys /proc/sys 2>/dev/null "
+    etc = "".join(
+        f"printf '%s' {shlex.quote(text)} > /etc/{name} || exit 125\n"
+        for name, text in _etc_files(uid, gid).items()
+    )
+    switch = f"--reuid={uid} --regid={gid} --clear-groups " if switches_user() else ""
+    return (
+        # The privileged steps run the system's tools only: no PATH entry or library
+        # path of the bot's (see carry_environment) can slip its own program in.
+        f"PATH={PRELUDE_PATH}\n"
+        + tasks
+        # As root, /proc/sys holds the host's sysctls: keep them read-only whatever uid.
+        + "mount --bind -o ro /proc/sys /proc/sys 2>/dev/null "
         "|| ! [ -w /proc/sys/kernel/panic ] || exit 125\n"
+        + etc
+        # (mount(8) serves no one else: their /etc stays writable, to the bot alone, and small)
+        + ("mount -o remount,bind,ro /etc || exit 125\n" if switches_user() else "")
+        + f"chown {uid}:{gid} {BOT_HOME} || exit 125\n"
         f"printf '{marker}' || exit 125\n"
-        'exec setpriv --bounding-set=-all --inh-caps=-all --no-new-privs /bin/sh -c "$1"\n'
+        "setpriv=$(command -v setpriv) || exit 125\n"
+        f'exec "$setpriv" {switch}--bounding-set=-all --inh-caps=-all --no-new-privs '
+        '/bin/sh -c "$1$2"\n'
     )
 
 
-HIDDEN_ROOTS = ("/tmp", "/run", "/dev")
-"""Where the sandbox mounts fresh, empty file systems over the host's (``/dev`` gets only
-the standard devices, and an empty ``/dev/shm``)."""
+PRELUDE_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+CARRIED = "CARDARENA_BOT_"
+_RESTORE = (
+    f'for v in ${CARRIED}VARS; do eval "export $v=\\"\\${CARRIED}$v\\""; '
+    f"unset {CARRIED}$v; done; unset v {CARRIED}VARS; "
+)
+"""Shell code run by the bot's own shell, as the bot's user: the carried variables back."""
 
 
-def _hidden(path: str) -> bool:
-    return any(path == root or path.startswith(root + "/") for root in HIDDEN_ROOTS)
+def carry_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment to start a sandbox with, for a bot's environment ``env``.
+
+    ``PATH`` and the dynamic linker's variables (``LD_*``) are carried under other names
+    through the sandbox's privileged steps, which run with the system's ``PATH`` and no
+    ``LD_PRELOAD`` or ``LD_LIBRARY_PATH``, and restored by the bot's own shell once it runs
+    as the bot's user. (A library or program in a bot's folder, named by one of them, never
+    runs with the sandbox's privileges.)
+    """
+    carried = [name for name in env if name == "PATH" or name.startswith("LD_")]
+    out = {name: value for name, value in env.items() if name not in carried}
+    out |= {CARRIED + name: env[name] for name in carried}
+    out[CARRIED + "VARS"] = " ".join(carried)
+    out["PATH"] = PRELUDE_PATH
+    return out
+
+
+SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix")
+"""Shown read-only as they are: the machine's programs, libraries and toolchains."""
+UNSHOWABLE_ROOTS = ("/dev", "/proc", "/run", "/sys")
+"""Nothing under these can be shown in the sandbox (they are its own)."""
+NEVER_WHOLE = ("/", "/etc", "/home", "/root", "/tmp", "/var", "/srv", "/mnt", "/media", "/boot")
+"""Folders never shown whole, even as the working directory: a file named right in one
+of them is shown alone. Home folders (:func:`_never_whole`) are never shown whole either."""
+
+
+def _never_whole(path: str) -> bool:
+    """True for the folders of :data:`NEVER_WHOLE` and for home folders (the referee's
+    ``HOME``, its user's, every ``/home/NAME``): their dotfiles (keys, tokens) stay out
+    of reach even when the referee runs from one; only what the command names in them
+    is shown."""
+    if path in NEVER_WHOLE or os.path.dirname(path) == "/home":
+        return True
+    homes = {os.path.expanduser("~"), os.environ.get("HOME", "")}
+    with contextlib.suppress(KeyError, ImportError):
+        import pwd
+
+        homes.add(pwd.getpwuid(os.geteuid()).pw_dir)
+    homes |= {os.path.realpath(home) for home in homes if home}
+    return path in homes - {"", "/"}
+
+
+ETC_SHOWN = (
+    "alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone",
+    "locale.alias", "locale.conf", "default/locale", "nsswitch.conf", "host.conf", "gai.conf",
+    "ssl/certs", "ssl/openssl.cnf", "ca-certificates", "ca-certificates.conf", "pki/tls/certs",
+    "java-*", "jvm", "mono", "dotnet", "python3", "python3.*", "perl", "mime.types",
+    "os-release", "debian_version", "lsb-release", "fonts", "terminfo",
+)  # fmt: skip
+"""The entries of the host's /etc the sandbox shows (globs): what the dynamic linker,
+locales, time zones, TLS and the usual language runtimes read as they start. Nothing
+else: no ``shadow``, no ``ssh`` keys, no ``sudoers``, no host name or user list."""
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _under_any(path: str, roots: Iterable[str]) -> bool:
+    return any(_under(path, root) for root in roots)
 
 
 def _prefix(bin_dir: str) -> str:
@@ -130,70 +259,208 @@ def environment_roots(program: str) -> list[str]:
                 roots.append(candidate)
                 home = _venv_home(config)
                 if home is not None:
-                    roots.append(_prefix(home))
+                    roots += [_prefix(home), _prefix(os.path.realpath(home))]
                 break
     if real != named:
         roots.append(_prefix(os.path.dirname(real)))
     return roots
 
 
-def _needed_paths(command: str, cwd: str) -> tuple[list[str], list[str]]:
-    """(directories under the host's /tmp to show read-only, needed paths it cannot show).
-
-    The private /tmp hides the host's; a bot installed under /tmp (``python3
-    /tmp/x/bot.py``) must still be found, and so must the whole environment of an
-    interpreter it names (``/tmp/venvs/bot/bin/python``: the virtual environment's root,
-    with its ``pyvenv.cfg`` and site-packages), so these come back read-only. An
-    interpreter environment in a place the sandbox cannot show (all of /tmp, /run,
-    /dev/shm) is reported instead: the bot would silently run without it.
-    """
+def _words(command: str) -> list[str]:
     try:
-        words = shlex.split(command)
+        return shlex.split(command)
     except ValueError:
-        words = []
-    candidates = [cwd]
-    for word in words:
-        candidates += [word, word.partition("=")[2]]
+        return []
+
+
+def _named_paths(command: str, cwd: str) -> tuple[list[str], list[str]]:
+    """(existing paths the command names, absolute; interpreter environments it needs)."""
+    words = _words(command)
+    named: list[str] = []
+    for candidate in dict.fromkeys(w for word in words for w in (word, word.partition("=")[2])):
+        if candidate:
+            path = os.path.abspath(os.path.join(cwd, candidate))
+            if os.path.exists(path):
+                named.append(path)
+    environments: list[str] = []
+    for path in named:
+        if not os.path.isdir(path):
+            environments += environment_roots(path)
     program = next((w for w in words if w != "exec" and "=" not in w), "")
     if program and "/" not in program:
         found_program = shutil.which(program)
         if found_program is not None:  # on the PATH, e.g. an activated virtual environment
-            candidates.append(found_program)
+            environments += environment_roots(found_program)
+    return named, environments
+
+
+def _needed_paths(command: str, cwd: str) -> tuple[list[str], list[str]]:
+    """(paths outside the system folders to show read-only, needed paths it cannot show).
+
+    The sandbox shows the system folders, its own /etc, /tmp, HOME and nothing else of
+    the host but: the working directory, the folder of each file the command names
+    (``python3 bots/x/bot.py`` finds ``bots/x``; a file right in /tmp, /etc, /root...
+    is shown alone), each folder it names, and the whole environment of an interpreter it
+    names or finds on the ``PATH`` (``/tmp/venvs/bot/bin/python``: the virtual
+    environment's root, with its ``pyvenv.cfg`` and site-packages, and the base
+    installation it was made from). Each is shown where it is named and where it really
+    is, so symlinks into it resolve. An interpreter environment in a place the sandbox
+    cannot show (/run, /dev/shm) is reported instead: the bot would silently run without it.
+    """
+    named, environments = _named_paths(command, cwd)
     shown: set[str] = set()
-    environments: list[str] = []
-    for candidate in candidates:
-        if not candidate:
-            continue
-        path = os.path.abspath(os.path.join(cwd, candidate))
-        if not os.path.exists(path):
-            continue
-        if not os.path.isdir(path):
-            environments += environment_roots(path)
-            if os.path.dirname(path) != "/tmp":
-                path = os.path.dirname(path)  # its directory: a script's own modules, data
-        if path == "/tmp" or path.startswith("/tmp/"):
-            shown.add(path)
+    for path in [cwd, *named]:
+        for alias in dict.fromkeys((path, os.path.realpath(path))):
+            if os.path.isdir(alias):
+                shown.add(alias)
+            else:
+                folder = _prefix(os.path.dirname(alias))
+                shown.add(alias if _never_whole(folder) else folder)
     unseen: list[str] = []
     for root in environments:
-        if root.startswith("/tmp/"):
+        if _under_any(root, UNSHOWABLE_ROOTS):
+            if root not in unseen:
+                unseen.append(root)
+        else:
             shown.add(root)
-        elif _hidden(root) and root not in unseen:
-            unseen.append(root)
-    shown.discard("/tmp")  # all of the host's /tmp would defeat the private one
-    # A folder inside another shown one needs no mount of its own.
+    shown = {
+        p for p in shown
+        if not _never_whole(p) and not _under_any(p, (*SYSTEM_ROOTS, *UNSHOWABLE_ROOTS))
+    }  # fmt: skip
+    # A path inside another shown one needs no mount of its own.
     ordered = sorted(shown, key=lambda p: (p.count("/"), p))
-    kept = [p for p in ordered if not any(p.startswith(q + "/") for q in ordered if q != p)]
+    kept = [p for p in ordered if not any(_under(p, q) for q in ordered if q != p)]
     return kept, unseen
-
-
-def _host_tmp_dirs(command: str, cwd: str) -> list[str]:
-    """Directories under the host's /tmp that the command needs (see :func:`_needed_paths`)."""
-    return _needed_paths(command, cwd)[0]
 
 
 def unseen_paths(command: str, cwd: str | None = None) -> list[str]:
     """Interpreter environments the command needs that the sandbox cannot show."""
     return _needed_paths(command, os.path.abspath(cwd or os.getcwd()))[1]
+
+
+def unreadable_paths(command: str, cwd: str | None = None) -> list[str]:
+    """Paths the bot needs that its own user could not read (only as root, where the
+    bot's user is not the owner of anything): the working directory and the files and
+    folders the command names, which must be readable by all (``chmod -R o+rX``)."""
+    if not switches_user():
+        return []
+    cwd = os.path.abspath(cwd or os.getcwd())
+    named, _environments = _named_paths(command, cwd)
+    checked = [cwd]
+    for path in named:
+        checked += [path] if os.path.isdir(path) else [os.path.dirname(path), path]
+    unreadable: list[str] = []
+    for path in dict.fromkeys(checked):
+        if _never_whole(path) or _under_any(path, (*SYSTEM_ROOTS, *UNSHOWABLE_ROOTS)):
+            continue
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue
+        needed = stat.S_IXOTH if stat.S_ISDIR(mode) else stat.S_IROTH
+        if not mode & needed:
+            unreadable.append(path)
+    return unreadable
+
+
+def _is_database(path: str) -> bool:
+    try:
+        with open(path, "rb") as file:
+            return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
+def _is_report(path: str) -> bool:
+    """A tournament report folder: ``DB-report`` (CSV, JSON, PNG) or an HTML report."""
+
+    def has(name: str) -> bool:
+        return os.path.exists(os.path.join(path, name))
+
+    return path.endswith("-report") or has("report.json") or (has("index.html") and has("games"))
+
+
+@functools.lru_cache(maxsize=64)
+def _private_in(folder: str, _changed: int) -> tuple[str, ...]:
+    found: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return ()
+    for entry in entries:
+        real = os.path.realpath(entry.path)
+        try:
+            if entry.is_dir():
+                if _is_report(real):
+                    found.append(real)
+            elif entry.is_file() and _is_database(real):
+                found += [real + end for end in DB_COMPANIONS]
+        except OSError:
+            continue
+    return tuple(found)
+
+
+def private_paths(folders: Iterable[str], db: str | None = None) -> tuple[str, ...]:
+    """What a bot must not even read, as real paths: the database ``db`` with its journal
+    and lock files, and every SQLite database (by its header, whatever its name) and
+    tournament report folder right in ``folders`` (the working directory, the database's)."""
+    found: list[str] = []
+    if db is not None:
+        # Where it really is (journal files), and beside the name given (the lock file).
+        for end in DB_COMPANIONS:
+            found += [os.path.realpath(db) + end, os.path.realpath(os.path.abspath(db) + end)]
+    for folder in folders:
+        real = os.path.realpath(folder)
+        try:
+            changed = os.stat(real).st_mtime_ns
+        except OSError:
+            continue
+        found += _private_in(real, changed)
+    return tuple(dict.fromkeys(found))
+
+
+def _symlink_or_bind(path: str) -> list[str]:
+    if os.path.islink(path):
+        return ["--symlink", os.readlink(path), path]
+    return ["--ro-bind", path, path]
+
+
+def _etc_mounts() -> list[str]:
+    argv = ["--perms", "0755", "--size", str(ETC_BYTES), "--tmpfs", "/etc"]
+    made = {"/etc"}
+    for pattern in ETC_SHOWN:
+        for path in sorted(glob.glob(os.path.join("/etc", pattern))):
+            if os.path.basename(path) in _etc_files(0, 0):
+                continue
+            parent = os.path.dirname(path)
+            if parent not in made:
+                made.add(parent)
+                argv += ["--perms", "0755", "--dir", parent]
+            argv += _symlink_or_bind(path)
+    return argv
+
+
+def _dirs_for(path: str, made: set[str]) -> list[str]:
+    """``--dir`` for the missing folders above ``path`` (readable by all: bwrap's own
+    folders would be root's alone)."""
+    argv: list[str] = []
+    parts = path.strip("/").split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        folder = "/" + "/".join(parts[:depth])
+        if folder not in made and not _under_any(folder, SYSTEM_ROOTS):
+            made.add(folder)
+            argv += ["--perms", "0755", "--dir", folder]
+    return argv
+
+
+def _aliases(real: str, shown: Sequence[str]) -> list[str]:
+    """Where the host's ``real`` path appears in the sandbox."""
+    found = [real] if _under_any(real, SYSTEM_ROOTS) else []
+    for path in shown:
+        root = os.path.realpath(path)
+        if _under(real, root):
+            found.append(path + real[len(root) :])
+    return list(dict.fromkeys(found))
 
 
 def wrap(
@@ -202,34 +469,69 @@ def wrap(
     limits: Limits = DEFAULT_LIMITS,
     bwrap: str = "bwrap",
     hide: Sequence[str] = (),
+    ids: tuple[int, int] | None = None,
 ) -> list[str]:
     """The argv that runs the shell command ``command`` in a sandbox, in ``cwd`` (read-only).
 
-    The existing files in ``hide`` (a tournament's database and lock) cannot be opened:
-    ``/dev/null`` is mounted over them, and device files do not open in the sandbox.
+    The existing files and folders in ``hide`` (a tournament's database and lock, see
+    :func:`private_paths`) cannot be opened, nor can the databases and report folders in
+    ``cwd``: ``/dev/null`` is mounted over a file (device files do not open in the
+    sandbox), an empty read-only folder over a folder. ``ids`` is the bot's (uid, gid)
+    (:func:`bot_ids` if None).
     """
     cwd = os.path.abspath(cwd or os.getcwd())
+    uid, gid = bot_ids() if ids is None else ids
+    namespaces = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                  "--unshare-cgroup-try"]  # fmt: skip
+    caps = ["CAP_SYS_ADMIN", "CAP_SETPCAP"]
+    if switches_user():  # no user namespace: setpriv switches to the bot's own uid
+        caps += ["CAP_SETUID", "CAP_SETGID", "CAP_CHOWN"]
+    else:  # the only way in for anyone else; the bot keeps the caller's uid
+        namespaces.append("--unshare-user")
     argv = [
         "prlimit", f"--as={limits.memory_bytes}", f"--fsize={limits.file_size_bytes}",
         "--core=0", "--",
-        bwrap, "--unshare-all", "--die-with-parent", "--new-session",
-        "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP",
-        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-        "--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
-        "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
+        bwrap, *namespaces, "--hostname", "sandbox", "--die-with-parent", "--new-session",
+        "--cap-drop", "ALL", *(word for cap in caps for word in ("--cap-add", cap)),
     ]  # fmt: skip
-    if os.path.isdir("/run"):  # host daemons' sockets (connect() ignores a read-only mount)
-        argv += ["--tmpfs", "/run", "--remount-ro", "/run"]
-    visible = _host_tmp_dirs(command, cwd)
-    for path in visible:
+    for root in SYSTEM_ROOTS:
+        if os.path.lexists(root):
+            argv += _symlink_or_bind(root)
+    argv += [
+        "--dev", "/dev", "--proc", "/proc",
+        "--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm",
+        "--remount-ro", "/dev",
+        "--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
+        # host daemons' sockets (connect() ignores a read-only mount) stay out of reach
+        "--perms", "0755", "--tmpfs", "/run", "--remount-ro", "/run",
+        "--perms", "0755", "--dir", "/var", "--symlink", "../tmp", "/var/tmp",
+    ]  # fmt: skip
+    argv += _etc_mounts()
+    made = {"/", "/dev", "/proc", "/tmp", "/run", "/var", "/etc", "/home"}
+    argv += ["--perms", "0755", "--dir", "/home"]
+    argv += ["--perms", "0700", "--size", str(limits.tmp_bytes), "--tmpfs", BOT_HOME]
+    shown, _unseen = _needed_paths(command, cwd)
+    for path in shown:
+        argv += _dirs_for(path, made)
         argv += ["--ro-bind", path, path]
-    for path in map(os.path.abspath, hide):
-        in_tmp = path.startswith("/tmp/")
-        shown = not in_tmp or any(path.startswith(v + "/") or path == v for v in visible)
-        if shown and os.path.isfile(path):
-            argv += ["--ro-bind", "/dev/null", path]
-    argv += ["--setenv", "TMPDIR", "/tmp", "--chdir", cwd]
-    argv += ["--", "/bin/sh", "-c", _prelude(limits), "cardarena-sandbox", command]
+    needed = {os.path.realpath(p) for p in _named_paths(command, cwd)[0]}
+    scanned = [cwd] if not _never_whole(cwd) and not _under_any(cwd, SYSTEM_ROOTS) else []
+    private = list(hide) + list(private_paths(scanned))
+    for real in dict.fromkeys(map(os.path.realpath, private)):
+        if real in needed or any(_under(path, real) for path in needed):
+            continue  # named by the organiser's own command line
+        for alias in _aliases(real, shown):
+            if os.path.isfile(alias) and not os.path.islink(alias):
+                argv += ["--ro-bind", "/dev/null", alias]
+            elif os.path.isdir(alias) and not os.path.islink(alias):
+                argv += ["--perms", "0000", "--size", "4096", "--tmpfs", alias,
+                         "--remount-ro", alias]  # fmt: skip
+    if cwd not in made and not _under_any(cwd, (*shown, *SYSTEM_ROOTS, *UNSHOWABLE_ROOTS)):
+        argv += _dirs_for(cwd + "/-", made)  # an empty folder, to start in
+    argv += ["--remount-ro", "/"]
+    argv += ["--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", BOT_HOME, "--chdir", cwd]
+    argv += ["--", "/bin/sh", "-c", _prelude(limits, uid, gid), "cardarena-sandbox", _RESTORE]
+    argv.append(command)
     return argv
 
 
@@ -254,6 +556,7 @@ def support() -> Support:
         done = subprocess.run(
             wrap("echo ok", "/"), capture_output=True, timeout=PROBE_TIMEOUT_S,
             stdin=subprocess.DEVNULL, check=False,
+            env=carry_environment({"PATH": os.environ.get("PATH", PRELUDE_PATH)}),
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as error:
         return Support(False, f"bwrap failed to start: {error}")

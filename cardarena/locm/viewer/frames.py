@@ -250,5 +250,7 @@ def build_frames(
         return _Builder(LogReplay(log, version, league)).build()
     except ReplayError:
         raise
-    except (TypeError, KeyError, IndexError, AttributeError, ValueError) as error:
+    except RecursionError:
+        raise ReplayError("the log does not replay: it is nested too deeply") from None
+    except (TypeError, KeyError, IndexError, AttributeError, ValueError, ArithmeticError) as error:
         raise ReplayError(f"the log does not replay: {type(error).__name__}: {error}") from None

@@ -6,44 +6,31 @@ mailed or attached to a bug report as it is.
 
 from __future__ import annotations
 
-import html
-import json
 from collections.abc import Mapping
-from functools import cache
-from importlib.resources import files
 from typing import Any
 
+from ...pages import asset, content_policy, render
 from .frames import build_frames
 
 
-@cache
-def _asset(name: str) -> str:
-    return files(__package__).joinpath(name).read_text(encoding="utf-8")
-
-
-def _script_json(data: Any) -> str:
-    """JSON safe inside a <script> element: no ``</script>`` or ``<!--`` can end it early."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
 def render_viewer(frames: Mapping[str, Any], *, backlink: tuple[str, str] | None = None) -> str:
-    """The HTML page of one game's frames; ``backlink`` is (href, text) of a link back."""
-    players = frames["players"]
-    title = f"LOCM {frames['version']}: {players[0]} vs {players[1]}"
-    link = ""
-    if backlink is not None:
-        link = f'<a id="back" href="{html.escape(backlink[0])}">{html.escape(backlink[1])}</a>'
-    page = _asset("viewer.html")
-    for key, value in (
-        ("{{TITLE}}", html.escape(title)),
-        ("{{BACKLINK}}", link),
-        ("{{CSS}}", _asset("viewer.css")),
-        ("{{JS}}", _asset("viewer.js")),
-        ("{{DATA}}", _script_json(frames)),
-    ):
-        page = page.replace(key, value, 1)
-    return page
+    """The HTML page of one game's frames; ``backlink`` is (href, text) of a link back.
+
+    Rendered by :func:`cardarena.pages.render`: names, bot output and stderr in the frames
+    are escaped by the template (in the title) or read as JSON and drawn with ``textContent``
+    by viewer.js; only viewer.js itself may run."""
+    js = asset(__package__, "viewer.js")
+    return render(
+        __package__,
+        "viewer.html",
+        version=frames["version"],
+        players=frames["players"],
+        backlink=backlink,
+        css=asset(__package__, "viewer.css"),
+        js=js,
+        frames=frames,
+        policy=content_policy(js),
+    )
 
 
 def viewer_html(

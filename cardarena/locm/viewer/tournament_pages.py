@@ -8,12 +8,13 @@ compressed log stored with the game; ``locm serve`` serves the same pages.
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import Any
 
-from ...tournaments.report.html import read_snapshot, report_page
+from ...pages import write_page
+from ...tournaments.report.html import Snapshot, read_snapshot, report_page
 from ...tournaments.report.png import write_pictures
 from ...tournaments.store import StoreError, reading
-from ..referee.replay import ReplayError
 from .page import viewer_html
 
 GAME = "LOCM"
@@ -46,41 +47,56 @@ def game_page(db: str, number: int) -> str:
 
 def write_html_report(db: str, directory: str) -> list[str]:
     """Write index.html, the pictures and every game's viewer page under ``directory``;
-    return what was written. Games whose log does not replay are listed, unlinked."""
+    return what was written. Games whose log cannot be read or does not replay are listed,
+    unlinked pages are not written, and a StoreError names them at the end.
+
+    Every file is written to a new temporary file and renamed into place
+    (:func:`cardarena.pages.write_page`): a symbolic link already at ``games/N.html`` is
+    replaced, never followed, and a ``games`` folder that is a link is refused."""
     snapshot = read_snapshot(db)
     games_dir = os.path.join(directory, "games")
+    if os.path.islink(games_dir):
+        raise StoreError(f"{games_dir} is a symbolic link: the report is written only into "
+                         "a folder of its own")  # fmt: skip
     try:
         os.makedirs(games_dir, exist_ok=True)
         written = []
         pictures = False
         if snapshot.report.games:
             try:
-                write_pictures(snapshot.report, directory)
+                _write_pictures(snapshot, directory)
                 pictures = True
             except ImportError:
                 pass
-        refused: list[str] = []
+        refused: dict[int, str] = {}
         with reading(db) as store:
             for record in snapshot.records:
                 number = snapshot.numbers[record.key]
-                found = store.log_by_number(number)
-                if found is None or found[1] is None:
-                    continue
                 try:
+                    found = store.log_by_number(number)
+                    if found is None or found[1] is None:
+                        continue
                     page = viewer_html(found[1], backlink=("../index.html", "← tournament report"))
-                except ReplayError:
-                    refused.append(str(number))
+                except ValueError as error:  # StoreError, ReplayError: a one-line reason
+                    refused[number] = str(error)
                     continue
                 path = os.path.join(games_dir, f"{number}.html")
-                with open(path, "w", encoding="utf-8") as out:
-                    out.write(page)
+                write_page(path, page)
                 written.append(path)
         index = os.path.join(directory, "index.html")
-        with open(index, "w", encoding="utf-8") as out:
-            out.write(report_page(snapshot, game=GAME, pictures=pictures))
+        write_page(index, report_page(snapshot, game=GAME, pictures=pictures, unlinked=refused))
     except OSError as error:
         raise StoreError(f"cannot write the HTML report in {directory}: {error.strerror}") from None
     if refused:
-        raise StoreError(f"games {', '.join(refused)} of {db} do not replay: their pages "
-                         "were not written")  # fmt: skip
+        numbers = ", ".join(map(str, sorted(refused)))
+        raise StoreError(f"no page for games {numbers} of {db} (listed in index.html without "
+                         f"a link): {next(iter(refused.values()))}")  # fmt: skip
     return [index, *written]
+
+
+def _write_pictures(snapshot: Snapshot, directory: str) -> None:
+    """The PNG pictures, drawn in a temporary folder and renamed into ``directory`` (a link
+    at their names is replaced, not followed)."""
+    with tempfile.TemporaryDirectory(prefix=".pictures-", dir=directory) as scratch:
+        for path in write_pictures(snapshot.report, scratch):
+            os.replace(path, os.path.join(directory, os.path.basename(path)))

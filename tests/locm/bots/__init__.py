@@ -33,6 +33,9 @@ def compile_c_bot(directory: Path) -> Path:
     """Compile flood_bot.c with the system C compiler (the caller skips if there is none)."""
     compiler = shutil.which("cc") or shutil.which("gcc")
     assert compiler is not None
+    # pytest's folders are their owner's alone; run as root, a sandboxed bot is another
+    # user, who must be able to read its program (as in a checkout made with umask 022).
+    directory.chmod(0o755)
     binary = directory / "flood_bot"
     subprocess.run([compiler, "-O2", "-o", str(binary), str(BOTS / "flood_bot.c")], check=True)
     return binary
