@@ -61,24 +61,30 @@ def describe(facts: dict[str, Any]) -> str:
 
 def ignore_sigint() -> None:
     """A worker process's initializer: Ctrl-C reaches every process of the terminal's
-    group, and only the parent should answer it (with one line)."""
+    group, and only the parent should answer it (with one line). Also lifts the block
+    :func:`worker_pool` forks under (a Ctrl-C pending then is dropped: ignored)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def worker_pool(workers: int) -> ProcessPoolExecutor:
     """A process pool whose workers ignore Ctrl-C (the parent answers it alone).
 
-    The workers are started here, with SIGINT ignored for the moment of their fork: a
-    Ctrl-C at any time then reaches only the parent, which stops taking results and
-    waits for the games under way (a worker still starting would print a traceback)."""
+    The workers are started here, with SIGINT blocked for the moment of their fork: a
+    worker still starting would print a traceback, and a Ctrl-C in that moment is not
+    lost, it reaches the parent (only) as soon as the workers exist."""
     pool = ProcessPoolExecutor(workers, initializer=ignore_sigint)
     if threading.current_thread() is not threading.main_thread():
         return pool
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        pool.submit(int)  # starts the workers now (forked: they inherit "ignore")
+        pool.submit(int)  # starts the workers now (forked: they inherit the block)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a pending Ctrl-C: now
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
     return pool
 
 
