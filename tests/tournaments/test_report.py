@@ -208,6 +208,9 @@ def test_a_bot_without_games_has_no_interval() -> None:
     assert c.rating == 0 and math.isinf(c.rating_sigma)
     data = report.to_json()
     assert data["bots"]["C"]["rating_ci95"] == [None, None]
+    assert [b.name for b in report.bots] == ["A", "B", "C"]  # no games yet: last
+    row = next(line for line in report_text(report).splitlines() if line.startswith("C "))
+    assert row.split()[1:4] == ["0", "0", "-"] and row.count("[") == 1  # no rating yet
     json.dumps(data, allow_nan=False)
     assert "Bradley-Terry" in data["rating_model"]
 
@@ -222,6 +225,7 @@ def test_exports(report, tmp_path) -> None:  # type: ignore[no-untyped-def]
     with open(bots_csv, encoding="utf-8") as bots_file:
         rows = list(csv.DictReader(bots_file))
     assert {row["bot"]: int(row["wins"]) for row in rows} == {"A": 2, "B": 0, "C": 2}
+    assert all("Bradley-Terry" in row["rating_model"] for row in rows)
     with open(matrix_csv, encoding="utf-8") as matrix_file:
         cells = list(csv.DictReader(matrix_file))
     assert len(cells) == 6  # every ordered pair

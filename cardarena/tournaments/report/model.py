@@ -194,7 +194,9 @@ def build_report(
         bot.rating, bot.rating_sigma = rating, sigma
         bot.rating_low, bot.rating_high = rating - Z95 * sigma, rating + Z95 * sigma
     by_rating = {name: bot.rating for name, bot in stats.items()}
-    ordered = [stats[name] for name in ratings.rank(names, by_rating, head_to_head)]
+    ranked = [stats[name] for name in ratings.rank(names, by_rating, head_to_head)]
+    # A bot without games yet has no rating (its 0 is a placeholder): listed last.
+    ordered = sorted(ranked, key=lambda bot: not math.isfinite(bot.rating_sigma))
     return Report(
         games=len(counted),
         bots=ordered,
