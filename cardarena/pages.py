@@ -23,10 +23,11 @@ import os
 import tempfile
 from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, FunctionLoader, StrictUndefined
-from markupsafe import Markup
+if TYPE_CHECKING:  # Jinja2 is imported where a page is made, not by every command
+    from jinja2 import Environment
+    from markupsafe import Markup
 
 
 def _load(name: str) -> str:
@@ -37,6 +38,8 @@ def _load(name: str) -> str:
 
 @cache
 def _environment() -> Environment:
+    from jinja2 import Environment, FunctionLoader, StrictUndefined
+
     env = Environment(
         loader=FunctionLoader(_load),
         autoescape=True,  # every template, whatever its file name
@@ -52,16 +55,25 @@ def render(package: str, template: str, /, **context: Any) -> str:
     return _environment().get_template(f"{package}/{template}").render(**context)
 
 
+def trusted(text: str) -> Markup:
+    """Our own code or markup (never data), to insert as it is."""
+    from markupsafe import Markup
+
+    return Markup(text)
+
+
 @cache
 def asset(package: str, name: str) -> Markup:
     """One of our own package files (CSS, JavaScript), to inline as it is: trusted text."""
-    return Markup(files(package).joinpath(name).read_text(encoding="utf-8"))
+    return trusted(files(package).joinpath(name).read_text(encoding="utf-8"))
 
 
 def script_json(data: Any) -> Markup:
     """JSON safe inside a ``<script>`` element: ``<``, ``>`` and ``&`` become ``\\u003c``...,
     so nothing in the data can close the element or open a comment. NaN and infinities are
     refused (ValueError): JSON has none, and the page could not read them."""
+    from markupsafe import Markup
+
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return Markup(text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))

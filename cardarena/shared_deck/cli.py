@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from .. import __version__
 from ..argtypes import count, int_in, number_at_least, port, positive_number
+from ..httpguard import HttpLimits
 from .bots import STRATEGIES, run_bot
 from .client import Reconnect, ServerError
 from .results import (
@@ -122,6 +123,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--http-host", help="where the dashboard listens (default: --host)")
     serve.add_argument(
+        "--http-max-connections",
+        type=count,
+        default=HttpLimits.max_connections,
+        help="the dashboard's open connections at most (default %(default)s, at most 1/8 of the"
+        " descriptor limit; never taken from the players); at the cap a new one closes the"
+        " oldest idle one",
+    )
+    serve.add_argument(
+        "--http-idle-timeout",
+        type=positive_number,
+        default=HttpLimits.idle_seconds,
+        metavar="SECONDS",
+        help="close a dashboard connection with no request in progress after this long"
+        " without a byte (default %(default)s)",
+    )
+    serve.add_argument(
+        "--http-header-timeout",
+        type=positive_number,
+        default=HttpLimits.head_seconds,
+        metavar="SECONDS",
+        help="a dashboard request's headers must arrive within this long (default %(default)s)",
+    )
+    serve.add_argument(
+        "--http-allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="the dashboard also answers requests whose Host header is NAME (repeatable; '*':"
+        " any); by default only the --http-host address and, on loopback, localhost",
+    )
+    serve.add_argument(
         "--write-attempts",
         type=count,
         default=ServerConfig.write_attempts,
@@ -186,7 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--reconnect-attempts",
         type=int_in(0),
         default=_DEFAULT_RECONNECT.max_attempts,
-        help="failed reconnections in a row before giving up (0: exit on a lost connection)",
+        help="failed reconnections in a row before giving up (default: no limit; 0: exit on a"
+        " lost connection)",
     )
     bot.add_argument(
         "--reconnect-max-delay",
@@ -279,6 +312,9 @@ def _run(args: argparse.Namespace) -> int:
         except (ServerError, OSError) as error:
             print(f"shared-deck bot: {error}", file=sys.stderr)
             return 1
+        except KeyboardInterrupt:  # Ctrl-C, also while waiting to reconnect
+            print("shared-deck bot: interrupted", file=sys.stderr)
+            return 130
         return 0
     return asyncio.run(_demo(args))
 
@@ -373,7 +409,14 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"shared-deck serve: {error}", file=sys.stderr)
         return 2
     try:
-        failure = asyncio.run(_serve_until_done(config, args.http_host, args.http_port))
+        limits = HttpLimits(
+            args.http_max_connections, args.http_idle_timeout, args.http_header_timeout
+        )
+        failure = asyncio.run(
+            _serve_until_done(
+                config, args.http_host, args.http_port, limits, tuple(args.http_allow_host)
+            )
+        )
     except DatabaseLocked as error:
         print(f"shared-deck serve: {error}", file=sys.stderr)
         return 1
@@ -386,29 +429,39 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def start_dashboard(server: GameServer, host: str | None, port: int) -> Dashboard:
+async def start_dashboard(
+    server: GameServer, host: str | None, port: int, limits: HttpLimits | None = None,
+    allowed_hosts: tuple[str, ...] = (),
+) -> Dashboard:  # fmt: skip
     """The web dashboard of ``serve --http-port``, wired to ``server``: it reads the server's
-    :class:`~.server.ServerView` and gets a snapshot out on each tick. Call it before
+    :class:`~.server.ServerView` and gets a snapshot out on each tick; the descriptors its
+    connections may take are kept out of the players' connection cap. Call it before
     ``server.start()``, so that a taken port fails before any file is touched; stop it
     before the server."""
     from .dashboard import Dashboard  # aiohttp is imported only for it
 
-    dashboard = Dashboard(server.view, host, port)
+    dashboard = Dashboard(server.view, host, port, limits, allowed_hosts)
     try:
         await dashboard.start()
     except BaseException:
         await dashboard.stop()  # ends its reading thread
         raise
+    server.other_descriptors += dashboard.descriptors
     server.add_tick_listener(dashboard.tick)
     return dashboard
 
 
 async def _serve_until_done(
-    config: ServerConfig, http_host: str | None = None, http_port: int | None = None
-) -> str | None:
+    config: ServerConfig, http_host: str | None = None, http_port: int | None = None,
+    limits: HttpLimits | None = None, allowed_hosts: tuple[str, ...] = (),
+) -> str | None:  # fmt: skip
     """Serve until SIGINT/SIGTERM or until the server is done; returns why it failed, if so."""
     server = GameServer(config)
-    dashboard = None if http_port is None else await start_dashboard(server, http_host, http_port)
+    dashboard = (
+        None
+        if http_port is None
+        else await start_dashboard(server, http_host, http_port, limits, allowed_hosts)
+    )
     try:
         host, port = await server.start()
     except BaseException:

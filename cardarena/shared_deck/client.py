@@ -8,8 +8,8 @@ Every answer is read into a typed value from :mod:`.protocol`; every ``ERR`` lin
 Given a :class:`Reconnect` policy, a client survives a lost connection: it reconnects with
 exponential back-off and jitter, logs in again and repeats the read or ``WAIT`` that was cut
 off; an action cut off raises :class:`Reconnected` (it may or may not have happened). It raises
-:class:`GaveUp` when the policy's attempts are spent and :class:`LoginTakenOver` when another
-connection logged in as the same player (it never fights that one for the login).
+:class:`GaveUp` when the policy's attempts (if limited) are spent and :class:`LoginTakenOver`
+when another connection logged in as the same player (it never fights that one for the login).
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ import contextlib
 import random
 import socket
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import count
 from types import TracebackType
 from typing import Self
 
@@ -107,18 +109,23 @@ class Reconnect:
 
     Attempt *k* (from 0) waits between half and all of ``min(max_delay, first_delay * 2**k)``
     seconds (the random half spreads many bots' reconnections over time), then connects and
-    logs in. ``max_attempts`` failed attempts in a row raise :class:`GaveUp`; 0 never retries.
+    logs in. ``max_attempts`` failed attempts in a row raise :class:`GaveUp`; 0 never retries;
+    None (the default) tries until it is back (or interrupted).
     """
 
-    max_attempts: int = 10
+    max_attempts: int | None = None
     max_delay: float = 30.0
     first_delay: float = 0.1
 
     def __post_init__(self) -> None:
-        if self.max_attempts < 0:
+        if self.max_attempts is not None and self.max_attempts < 0:
             raise ValueError("max_attempts must be 0 or more")
         if not (0 < self.first_delay <= self.max_delay < float("inf")):
             raise ValueError("need 0 < first_delay <= max_delay, both finite")
+
+    def attempts(self) -> Iterator[int]:
+        """0, 1, 2, ... up to ``max_attempts`` (for ever without a limit)."""
+        return iter(range(self.max_attempts)) if self.max_attempts is not None else count()
 
     def delay(self, attempt: int, rng: random.Random) -> float:
         """Seconds to wait before attempt ``attempt`` (0-based)."""
@@ -250,7 +257,7 @@ class Client:
             raise ConnectionLost(f"connection lost: {lost}") from lost
         host, port, secret, timeout = self._login
         error: BaseException = lost
-        for attempt in range(policy.max_attempts):
+        for attempt in policy.attempts():
             time.sleep(policy.delay(attempt, self._rng))
             try:
                 self.sock = self._open(host, port, self.name, secret, timeout)
@@ -262,7 +269,7 @@ class Client:
             self.reader = self.sock.makefile("rb")
             self.reconnections += 1
             return
-        raise GaveUp(policy.max_attempts, error) from error
+        raise GaveUp(policy.max_attempts or 0, error) from error
 
     def _exchange(self, command: str, args: tuple[int, ...]) -> list[str]:
         self._send(_command_line(command, args))
@@ -437,7 +444,7 @@ class AsyncClient:
             raise ConnectionLost(f"connection lost: {lost}") from lost
         host, port, secret = self._login
         error: BaseException = lost
-        for attempt in range(policy.max_attempts):
+        for attempt in policy.attempts():
             await asyncio.sleep(policy.delay(attempt, self._rng))
             try:
                 self.reader, self.writer = await self._open(host, port, self.name, secret)
@@ -448,7 +455,7 @@ class AsyncClient:
                 continue
             self.reconnections += 1
             return
-        raise GaveUp(policy.max_attempts, error) from error
+        raise GaveUp(policy.max_attempts or 0, error) from error
 
     async def _exchange(self, command: str, args: tuple[int, ...]) -> list[str]:
         self.writer.write(_command_line(command, args))

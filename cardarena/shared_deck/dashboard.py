@@ -26,6 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from ..httpguard import (
+    BASE_DESCRIPTORS,
+    ConnectionGuard,
+    HostCheck,
+    HttpLimits,
+    accept_reserve,
+    raise_descriptor_limit,
+)
 from ..pages import content_policy, render
 from .errors import ErrorCode, GameError
 from .match import ACTIONS, Action
@@ -45,7 +53,9 @@ LIVE_MATCHES = 12
 """Matches of the running tournament whose boards are in every snapshot (the first ones by id;
 any other one is on its own page)."""
 MAX_WATCHERS = 500
-"""Open live streams; one more is answered 503."""
+"""Open live streams; one more is answered 503 (at most 3/4 of the connection cap)."""
+DESCRIPTOR_SHARE = 8
+"""The dashboard's connections take at most 1/8 of the process's descriptor limit."""
 HEARTBEAT_SECONDS = 15.0
 """A comment line on an idle stream, so that proxies and browsers keep it open."""
 WRITE_TIMEOUT_SECONDS = 30.0
@@ -168,10 +178,18 @@ class Dashboard:
         server.add_tick_listener(dashboard.tick)
     """
 
-    def __init__(self, view: ServerView, host: str | None = None, port: int = 0) -> None:
+    def __init__(
+        self, view: ServerView, host: str | None = None, port: int = 0,
+        limits: HttpLimits | None = None, allowed_hosts: tuple[str, ...] = (),
+    ) -> None:  # fmt: skip
         self.view = view
         self.host = view.host if host is None else host
         self.port = port
+        self.limits = limits or HttpLimits()
+        self.allowed_hosts = allowed_hosts
+        self.max_connections = self.limits.max_connections
+        self.max_watchers = MAX_WATCHERS
+        self.guard: ConnectionGuard | None = None
         self.watchers: set[asyncio.Queue[bytes | None]] = set()
         self.address: tuple[str, int] = ("", 0)
         self._runner: web.AppRunner | None = None
@@ -186,9 +204,22 @@ class Dashboard:
         self._answers: OrderedDict[str, bytes] = OrderedDict()
 
     # ------------------------------------------------------------ lifecycle
+    @property
+    def descriptors(self) -> int:
+        """Descriptors the dashboard may hold at most: its connections, sockets accepted but
+        not yet counted, its database reader and static files (the game server keeps them
+        out of the players' connection cap)."""
+        return self.max_connections + accept_reserve() + BASE_DESCRIPTORS // 2
+
     async def start(self) -> tuple[str, int]:
         """Bind the HTTP port (a taken port raises OSError here) and start answering."""
-        app = web.Application(middlewares=[self._errors])
+        limit = raise_descriptor_limit()
+        self.max_connections = max(1, min(self.limits.max_connections, limit // DESCRIPTOR_SHARE))
+        self.max_watchers = max(1, min(MAX_WATCHERS, self.max_connections * 3 // 4))
+        self.guard = ConnectionGuard(
+            self.limits, HostCheck(self.host, self.allowed_hosts), self.max_connections
+        )
+        app = web.Application(middlewares=[self.guard.middleware(), self._errors])
         app.add_routes(
             [
                 web.get("/", self._page),
@@ -208,9 +239,10 @@ class Dashboard:
             ]
         )
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                                     shutdown_timeout=1.0)  # fmt: skip
+                                     shutdown_timeout=1.0,
+                                     keepalive_timeout=self.limits.idle_seconds)  # fmt: skip
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
+        site = self.guard.site(self._runner, self.host, self.port)
         try:
             await site.start()
         except BaseException:  # the owner still calls stop(), which ends the reader thread
@@ -225,6 +257,8 @@ class Dashboard:
         """End every live stream, then the HTTP server, then the reading thread."""
         for queue in list(self.watchers):
             _offer(queue, None)
+        if self.guard is not None:
+            self.guard.stop()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -526,7 +560,7 @@ class Dashboard:
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
         """Server-sent events: the current snapshot at once, then one per tick."""
-        if len(self.watchers) >= MAX_WATCHERS:
+        if len(self.watchers) >= self.max_watchers:
             raise web.HTTPServiceUnavailable(text="too many watchers\n")
         response = web.StreamResponse(
             headers={

@@ -27,7 +27,7 @@ from pathlib import Path
 from .arena import Arena, DeckFactory, Tournament
 from .deck import generate_deck
 from .errors import ErrorCode, GameError
-from .logins import Check, SecretChecker
+from .logins import Check, SecretChecker, source_of
 from .match import Match
 from .protocol import ARGUMENT_COUNTS, MAX_LINE_BYTES, execute, parse_command
 from .rules import MAX_CARD_ID, RuleSet
@@ -83,12 +83,13 @@ class ServerConfig:
     a command costs 1 plus 1 per COST_UNIT_BYTES of its answer."""
     max_connections: int | None = None
     """Open connections at most; None: DEFAULT_MAX_CONNECTIONS, lowered to fit below the
-    descriptor limit. Over it the oldest not-logged-in connection is closed, or the new one."""
+    descriptor limit. Over it the oldest not-logged-in connection of the source (IPv4 address,
+    IPv6 /64) with the most of them is closed, or the new one."""
     login_threads: int = 1
     """Threads checking secrets (scrypt), apart from the default pool."""
     login_checks_per_address: int = 128
-    """Secret checks waiting or running per client address; one more is refused at once
-    (per name: one per address and logins.CHECKS_PER_NAME in all)."""
+    """Secret checks waiting or running per client source (IPv4 address, IPv6 /64); one more
+    is refused at once, as is a second one for the same name from the same source."""
     max_unread_bytes: int = 1 << 20
     """Answers a client leaves unread (in the server's buffer) before it is disconnected."""
     unread_seconds: float = 10.0
@@ -160,9 +161,10 @@ def raise_descriptor_limit() -> int:
     return target
 
 
-def connection_cap(configured: int | None, descriptors: int) -> int:
-    """The connection cap: the configured one or the default, below the descriptor limit."""
-    fits = max(1, descriptors - max(RESERVED_DESCRIPTORS, descriptors // 2))
+def connection_cap(configured: int | None, descriptors: int, others: int = 0) -> int:
+    """The connection cap: the configured one or the default, below the descriptor limit
+    less ``others`` (descriptors another part of the process may take: the dashboard)."""
+    fits = max(1, descriptors - others - max(RESERVED_DESCRIPTORS, descriptors // 2))
     wanted = DEFAULT_MAX_CONNECTIONS if configured is None else configured
     if wanted > fits:
         log.warning(
@@ -180,6 +182,55 @@ class _Budget:
         self.turn = -1
         self.used = 0
         self.refused = 0
+
+
+class _Prelogin:
+    """Connections not logged in yet, per source, oldest first. At the cap the first to go is
+    the oldest one of the source that has the most (found in O(1): sources are kept in
+    buckets by their count), so connections from some sources, however many, never close a
+    player's login from another source."""
+
+    def __init__(self) -> None:
+        self.by_source: dict[str, dict[Connection, None]] = {}
+        self.by_size: dict[int, dict[str, None]] = {}
+        self.largest = 0
+
+    def __len__(self) -> int:
+        return sum(len(connections) for connections in self.by_source.values())
+
+    def _resize(self, source: str, old: int, new: int) -> None:
+        if old:
+            bucket = self.by_size[old]
+            del bucket[source]
+            if not bucket:
+                del self.by_size[old]
+        if new:
+            self.by_size.setdefault(new, {})[source] = None
+        if new > self.largest:
+            self.largest = new
+        while self.largest and self.largest not in self.by_size:
+            self.largest -= 1
+
+    def add(self, connection: Connection) -> None:
+        connections = self.by_source.setdefault(connection.source, {})
+        connections[connection] = None
+        self._resize(connection.source, len(connections) - 1, len(connections))
+
+    def remove(self, connection: Connection) -> None:
+        connections = self.by_source.get(connection.source)
+        if connections is None or connection not in connections:
+            return
+        del connections[connection]
+        self._resize(connection.source, len(connections) + 1, len(connections))
+        if not connections:
+            del self.by_source[connection.source]
+
+    def victim(self) -> Connection | None:
+        """The oldest connection of the source with the most; None if there is none."""
+        if not self.largest:
+            return None
+        source = next(iter(self.by_size[self.largest]))
+        return next(iter(self.by_source[source]))
 
 
 class GameServer:
@@ -226,8 +277,11 @@ class GameServer:
         self.address: tuple[str, int] = (config.host, config.port)
         self._holding_first = config.start_after_logins > 0
         self.max_connections = config.max_connections or DEFAULT_MAX_CONNECTIONS
-        self.prelogin: dict[Connection, None] = {}
-        """Connections not logged in yet, oldest first (the first to go when the cap is hit)."""
+        self.prelogin = _Prelogin()
+        """Connections not logged in yet (the first to go when the cap is hit)."""
+        self.other_descriptors = 0
+        """Descriptors another part of the process may take (the dashboard's connections):
+        kept out of the connection cap, so that they are never the players'."""
         self.refused_connections = 0
         """Connections closed at once because of the cap (new ones, or old ones not logged in)."""
         self.dropped_nonreaders = 0
@@ -246,7 +300,9 @@ class GameServer:
         the same database fails on the lock before it reads or writes anything.
         """
         self.loop = asyncio.get_running_loop()
-        self.max_connections = connection_cap(self.config.max_connections, raise_descriptor_limit())
+        self.max_connections = connection_cap(
+            self.config.max_connections, raise_descriptor_limit(), self.other_descriptors
+        )
         self._listener = await self.loop.create_server(
             lambda: Connection(self),
             self.config.host,
@@ -317,7 +373,7 @@ class GameServer:
         assert self.loop is not None
         if self.checker is not None:
             self.checker.close()
-            await self.loop.run_in_executor(None, self.checker.pool.shutdown)
+            await self.loop.run_in_executor(None, self.checker.shutdown)
         self.loop.set_exception_handler(None)
         await self.loop.run_in_executor(self._writer, self._close_writer)
         self._writer.shutdown(wait=True)
@@ -370,10 +426,11 @@ class GameServer:
 
     def admit(self, connection: Connection) -> bool:
         """A new connection counts against the cap: over it, the oldest connection that has not
-        logged in is closed to make room, or else the new one is refused (False)."""
+        logged in, of the source with the most such connections, is closed to make room, or
+        else the new one is refused (False)."""
         self.connections.add(connection)
         if len(self.connections) <= self.max_connections:
-            self.prelogin[connection] = None
+            self.prelogin.add(connection)
             return True
         self.refused_connections += 1
         now = time.monotonic()
@@ -383,10 +440,10 @@ class GameServer:
                 "connection cap %d reached (%d closed so far); see --max-connections",
                 self.max_connections, self.refused_connections,
             )  # fmt: skip
-        if self.prelogin:
-            oldest = next(iter(self.prelogin))
+        oldest = self.prelogin.victim()
+        if oldest is not None:
             oldest.abort()
-            self.prelogin[connection] = None
+            self.prelogin.add(connection)
             return True
         self.connections.discard(connection)
         return False
@@ -774,11 +831,17 @@ class Connection(asyncio.Protocol):
         """True while the rest of a long buffer is scheduled to be answered (in slices)."""
         self.prelogin_used = 0
         """Lines received before login; past ServerConfig.prelogin_lines the client is closed."""
+        self.address = ""
+        self.source = ""
+        """The client's address and its source (IPv4 address, IPv6 /64: logins.source_of)."""
 
     # ------------------------------------------------------------- transport
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.address = str(peer[0]) if isinstance(peer, tuple) else str(peer)
+        self.source = source_of(self.address)
         if not self.server.admit(self):
             self.abort()  # over the cap: closed before a byte is sent, nothing logged
             return
@@ -821,7 +884,7 @@ class Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.stage = _CLOSED
         self.server.connections.discard(self)
-        self.server.prelogin.pop(self, None)
+        self.server.prelogin.remove(self)
         self.buffer = bytearray()
         if self.login_timer is not None:
             self.login_timer.cancel()
@@ -874,7 +937,7 @@ class Connection(asyncio.Protocol):
         """Close at once, dropping the output not yet sent and the input not yet answered."""
         self.stage = _CLOSED
         self.server.connections.discard(self)
-        self.server.prelogin.pop(self, None)
+        self.server.prelogin.remove(self)
         self.buffer = bytearray()
         if self.transport is not None:
             self.transport.abort()
@@ -999,10 +1062,8 @@ class Connection(asyncio.Protocol):
         server = self.server
         assert server.store is not None and server.checker is not None
         assert server.loop is not None and self.transport is not None
-        peer = self.transport.get_extra_info("peername")
-        address = str(peer[0]) if isinstance(peer, tuple) else str(peer)
         self.login_check = server.checker.submit(
-            address,
+            self.address,
             self.player,
             line.decode("utf-8", errors="replace"),
             server.store.secret_hash(self.player),
@@ -1014,9 +1075,12 @@ class Connection(asyncio.Protocol):
             server.loop.call_soon(self.close)  # after this batch's answers are written
         return ""
 
-    def _secret_checked(self, accepted: bool) -> None:
+    def _secret_checked(self, accepted: bool | None) -> None:
         self.login_check = None
         if self.stage == _CLOSED or self.transport is None:
+            return
+        if accepted is None:  # replaced unrun by a newer login for the name from this source
+            self.close()
             return
         if not accepted:
             self.transport.write(_ERROR_LINES[ErrorCode.AuthenticationFailed].encode())
@@ -1024,7 +1088,7 @@ class Connection(asyncio.Protocol):
             return
         if self.login_timer is not None:
             self.login_timer.cancel()
-        self.server.prelogin.pop(self, None)
+        self.server.prelogin.remove(self)
         self.budget = self.server.logged_in(self.player, self)
         self.stage = _READY
         self.transport.write(b"OK\n")

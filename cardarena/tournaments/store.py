@@ -129,16 +129,19 @@ def _describe(error: sqlite3.Error) -> str:
 
 
 def _connect_read_only(path: str) -> sqlite3.Connection:
-    """Open for reading only (no statement here writes): ``mode=rw`` where the file
-    is writable (so the last reader can tidy the WAL files away), else ``mode=ro``;
-    where even the WAL index cannot be made (a read-only directory or file system),
-    ``immutable=1`` (reads the main file; a tournament that ended cleanly has
-    everything there)."""
+    """Open for reading only, writing nothing: ``mode=ro``, so a leftover WAL is read and
+    never checkpointed (a tournament still writing is followed through its WAL); without a
+    WAL file (nobody is writing: a writer keeps one while it runs) ``immutable=1`` reads
+    the main file without making the ``-wal`` and ``-shm`` files a WAL reader needs; also
+    where those cannot be made (a read-only directory or file system)."""
     from urllib.parse import quote
 
     uri = f"file:{quote(os.path.abspath(path))}"
+    tries = ("mode=ro", "mode=ro&immutable=1")
+    if not os.path.exists(f"{path}-wal"):
+        tries = tries[1:]
     last: sqlite3.Error | None = None
-    for options in ("mode=rw", "mode=ro", "mode=ro&immutable=1"):
+    for options in tries:
         try:
             db = sqlite3.connect(f"{uri}?{options}", uri=True, isolation_level=None)
         except sqlite3.Error as error:

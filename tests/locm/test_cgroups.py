@@ -103,6 +103,9 @@ while (block := read_turn(sys.stdin)) is not None:
 
 
 def bot(tmp_path: Path, name: str, source: str, tag: str = "") -> str:
+    """A bot script in ``tmp_path``, which is made readable by all: pytest makes it its
+    owner's alone, and a sandboxed bot of a root referee runs as a user of its own."""
+    tmp_path.chmod(0o755)
     script = tmp_path / f"{name}.py"
     script.write_text(source)
     return f"{sys.executable} {script} {tag}".rstrip()

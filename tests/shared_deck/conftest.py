@@ -36,13 +36,15 @@ class RunningServer:
         config.setdefault("min_players", 0)
         http_port = config.pop("http_port", None)  # the web dashboard, wired as `serve` does
         http_host = config.pop("http_host", None)
+        http_limits = config.pop("http_limits", None)
         self.server = GameServer(ServerConfig(db_path=db_path, port=0, **config))
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.dashboard: Dashboard | None = None
         if http_port is not None:
-            self.dashboard = self.run(start_dashboard(self.server, http_host, http_port))
+            dashboard = start_dashboard(self.server, http_host, http_port, http_limits)
+            self.dashboard = self.run(dashboard)
         self.host, self.port = self.run(self.server.start())
 
     def run(self, coroutine: Any, timeout: float = 30.0) -> Any:

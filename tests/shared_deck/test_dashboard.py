@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from cardarena.httpguard import HttpLimits
 from cardarena.shared_deck.bots import run_bot
 from cardarena.shared_deck.errors import GameError
 from cardarena.shared_deck.match import ACTIONS, Action
@@ -407,13 +408,17 @@ def test_the_game_server_answers_while_many_watchers_are_connected(
     start_server: StartServer,
 ) -> None:
     """200 live streams, half of which never read: commands and WAITs are still answered."""
-    server = start_server(["alice", "bob"], http_port=0, turn_seconds=0.1, start_after_logins=2)
+    server = start_server(
+        ["alice", "bob"], http_port=0, turn_seconds=0.1, start_after_logins=2,
+        http_limits=HttpLimits(max_connections=300),
+    )  # fmt: skip
     assert server.dashboard is not None
     host, port = server.dashboard.address
     streams = []
+    request = f"GET /events HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: text/event-stream\r\n\r\n"
     for _ in range(200):
         sock = socket.create_connection((host, port), timeout=30)
-        sock.sendall(b"GET /events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+        sock.sendall(request.encode())
         streams.append(sock)
     readers = streams[:100]
     try:

@@ -1,14 +1,16 @@
 """``locm serve``: a tournament's HTML report and game viewers, live, over HTTP.
 
 aiohttp (imported here only) serves the pages that ``locm report --html`` writes,
-built on request from the database opened read-only each time, so a running
-tournament is followed as its games finish: the report page polls ``status.json``
-and reloads itself when a game was added. Nothing is ever written: no lock is
-taken, and the database may belong to a tournament still running.
+built on request from the database opened read-only each time (SQLite ``mode=ro``:
+a leftover WAL is read, never checkpointed), so a running tournament is followed as
+its games finish: the report page polls ``status.json`` and reloads itself when a
+game was added. Nothing is ever written: no lock is taken, and the database may
+belong to a tournament still running.
 
-Pages of finished games never change and are cached; the report and its pictures
-are rebuilt only when the game count changes. Database and matplotlib work runs in
-a worker thread, so a slow picture never stalls the other requests.
+Pages are cached while the database file and its WAL keep their identity, size and
+modification time: a replaced or updated file drops every cached page. Database and
+matplotlib work runs in a few worker threads, so a slow picture never stalls the
+other requests. Connections are counted and timed by :mod:`cardarena.httpguard`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import signal
 import sys
 import tempfile
 import threading
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
 
 from ...tournaments.report.html import read_change_mark, read_snapshot, report_page
 from ...tournaments.report.png import write_pictures
@@ -28,7 +31,30 @@ from ...tournaments.store import StoreError, reading
 from ..referee.replay import ReplayError
 from .tournament_pages import GAME, game_page
 
+if TYPE_CHECKING:
+    from ...httpguard import HttpLimits
+
 GAME_CACHE_SIZE = 256
+WORKERS = 4
+"""Threads reading the database and drawing pictures."""
+DESCRIPTORS_PER_WORKER = 3
+"""A read-only connection holds the database, its WAL and its shared-memory index."""
+GAME_NUMBER = "[0-9]{1,18}"
+"""A game number in an address: more digits are no game (a 404 from the router)."""
+
+
+def file_signature(db: str) -> tuple[object, ...]:
+    """What changes when the database is replaced or written: the identity, size and
+    modification time of the file and of its WAL."""
+    signature: list[object] = []
+    for path in (db, f"{db}-wal"):
+        try:
+            info = os.stat(path)
+        except OSError:
+            signature.append(None)
+            continue
+        signature.append((info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns))
+    return tuple(signature)
 
 
 class _Pages:
@@ -36,6 +62,7 @@ class _Pages:
 
     def __init__(self, db: str) -> None:
         self.db = db
+        self.signature: tuple[object, ...] | None = None
         self.games: dict[int, str] = {}
         self.pictures: dict[str, bytes] = {}
         self.pictures_key: tuple[int, int] | None = None
@@ -43,11 +70,21 @@ class _Pages:
         self.lock = threading.Lock()
         """matplotlib is not thread-safe: one picture rebuild at a time."""
 
+    def _check_file(self) -> None:
+        """Forget every page if the file was replaced or written since they were built."""
+        signature = file_signature(self.db)
+        if signature != self.signature:
+            self.games = {}
+            self.report = None
+            self.pictures_key = None
+            self.signature = signature
+
     def status(self) -> dict[str, Any]:
         stored, last = read_change_mark(self.db)
         return {"stored": stored, "version": f"{stored}-{last}"}
 
     def index(self) -> str:
+        self._check_file()
         mark = read_change_mark(self.db)
         if self.report is None or self.report[0] != mark:
             snapshot = read_snapshot(self.db)
@@ -56,6 +93,7 @@ class _Pages:
 
     def picture(self, name: str) -> bytes | None:
         with self.lock:
+            self._check_file()
             mark = read_change_mark(self.db)
             if self.pictures_key != mark:
                 snapshot = read_snapshot(self.db)
@@ -69,6 +107,7 @@ class _Pages:
             return self.pictures.get(name)
 
     def game(self, number: int) -> str:
+        self._check_file()
         page = self.games.get(number)
         if page is None:
             page = game_page(self.db, number)
@@ -78,14 +117,15 @@ class _Pages:
         return page
 
 
-def make_app(db: str) -> Any:
-    """The aiohttp application serving ``db`` (read-only)."""
+def make_app(db: str, middlewares: tuple[Any, ...] = (),
+             workers: ThreadPoolExecutor | None = None) -> Any:  # fmt: skip
+    """The aiohttp application serving ``db`` (read-only); ``middlewares`` run first."""
     from aiohttp import web
 
     pages = _Pages(db)
 
     async def in_thread(function: Any, *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(None, function, *args)
+        return await asyncio.get_running_loop().run_in_executor(workers, function, *args)
 
     def page(text: str) -> web.Response:
         return web.Response(text=text, content_type="text/html", charset="utf-8",
@@ -120,25 +160,46 @@ def make_app(db: str) -> Any:
         except StoreError as error:  # e.g. deleted while serving: say so, keep serving
             return web.Response(status=503, text=f"{error}\n")
 
-    app = web.Application(middlewares=[unreadable_database])
+    app = web.Application(middlewares=[*middlewares, unreadable_database])
     app.router.add_get("/", index)
     app.router.add_get("/index.html", index)
     app.router.add_get("/status.json", status)
     app.router.add_get("/{name:(matrix|ratings)\\.png}", picture)
-    app.router.add_get("/games/{number:\\d+}.html", game)
+    app.router.add_get(f"/games/{{number:{GAME_NUMBER}}}.html", game)
     return app
 
 
-async def _serve(db: str, host: str, port: int) -> None:
+def descriptor_reserve() -> int:
+    """Descriptors kept out of the connection cap: the process's own, the workers' database
+    files, a picture's temporary files, and sockets accepted but not yet counted."""
+    from ...httpguard import BASE_DESCRIPTORS, accept_reserve
+
+    return BASE_DESCRIPTORS + DESCRIPTORS_PER_WORKER * WORKERS + 4 + accept_reserve()
+
+
+async def _serve(db: str, host: str, port: int, limits: HttpLimits,
+                 allowed_hosts: tuple[str, ...]) -> None:  # fmt: skip
     from aiohttp import web
 
-    runner = web.AppRunner(make_app(db), access_log=None)
+    from ...httpguard import ConnectionGuard, HostCheck, fitted_cap, raise_descriptor_limit
+
+    try:
+        cap = fitted_cap(limits.max_connections, raise_descriptor_limit(), descriptor_reserve(),
+                         "locm serve")  # fmt: skip
+    except ValueError as error:
+        raise StoreError(str(error)) from None
+    guard = ConnectionGuard(limits, HostCheck(host, allowed_hosts), cap)
+    workers = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="locm-serve")
+    runner = web.AppRunner(make_app(db, (guard.middleware(),), workers), access_log=None,
+                           keepalive_timeout=limits.idle_seconds)  # fmt: skip
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site = guard.site(runner, host, port)
     try:
         await site.start()
     except OSError as error:
+        guard.stop()
         await runner.cleanup()
+        workers.shutdown(wait=False, cancel_futures=True)
         raise StoreError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
     bound = runner.addresses[0][1]
     shown = f"[{host}]" if ":" in host else host
@@ -150,17 +211,20 @@ async def _serve(db: str, host: str, port: int) -> None:
     try:
         await stop.wait()
     finally:
+        guard.stop()
         await runner.cleanup()
+        workers.shutdown(wait=False, cancel_futures=True)
 
 
-def serve(db: str, host: str, port: int) -> int:
+def serve(db: str, host: str, port: int, limits: HttpLimits | None = None,
+          allowed_hosts: tuple[str, ...] = ()) -> int:  # fmt: skip
     """Run the server until Ctrl-C or SIGTERM; bad database or port: StoreError (exit 2)."""
     with reading(db):
         pass  # refuse a missing or foreign file now, with the store's one-line reason
     try:
-        import aiohttp  # noqa: F401
+        from ...httpguard import HttpLimits
     except ImportError:
         raise StoreError("locm serve needs aiohttp: pip install 'aiohttp>=3.9,<4'") from None
-    asyncio.run(_serve(db, host, port))
+    asyncio.run(_serve(db, host, port, limits or HttpLimits(), allowed_hosts))
     print("locm: server stopped", file=sys.stderr)
     return 0

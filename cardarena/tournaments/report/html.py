@@ -13,9 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from markupsafe import Markup
-
-from ...pages import asset, content_policy, render
+from ...pages import asset, content_policy, render, trusted
 from ..store import GameRecord, reading
 from .model import OVERLOAD, RATING_MODEL, Report, build_report, wilson_interval
 
@@ -173,7 +171,7 @@ def report_page(
         matrix=_matrix_rows(report),
         pictures=PICTURES if pictures and report.games else (),
         games=_game_rows(snapshot.records, snapshot.numbers, unlinked),
-        script=Markup(LIVE_SCRIPT),  # our own code: inlined as it is
+        script=trusted(LIVE_SCRIPT),  # our own code: inlined as it is
         css=asset(__package__, "report.css"),
         policy=content_policy(LIVE_SCRIPT, connect=True) if live else content_policy(),
     )
