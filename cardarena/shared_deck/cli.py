@@ -237,10 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 EXIT_SIGINT = 130
-INTERRUPTED = {
-    "demo": "; its bots were stopped and its temporary database deleted",
-    "bot": "; the connection was closed",
-}
+INTERRUPTED = {"demo": "; its bots were stopped and its temporary database deleted"}
 """What an interrupted command says it did before exiting (after ``interrupted``)."""
 
 
