@@ -41,6 +41,9 @@ from .players import InProcessPlayer, Player, ProcessPlayer, StartError, check_c
 from .protocol_game import ProtocolGame, Request
 
 BUILTIN_PREFIX = "builtin:"
+EXIT_GRACE_S = 0.2
+"""After a missing answer, how long a bot process has to exit for it to count as a crash
+(said by ``locm play``) rather than a timeout; the game is lost either way."""
 
 
 def in_process(spec: str) -> bool:
@@ -171,7 +174,9 @@ async def run_game(
             for request, line in zip(requests, answers, strict=True):
                 if line is None:
                     player = players[request.player]
-                    exited[request.player] = isinstance(player, ProcessPlayer) and player.ended
+                    exited[request.player] = isinstance(player, ProcessPlayer) and (
+                        await player.exits_within(EXIT_GRACE_S)
+                    )
                 if line is None and not answered[request.player]:
                     early_exits[request.player] = await _early_exit(players[request.player])
                 answered[request.player] = True
