@@ -26,13 +26,13 @@ import argparse
 import json
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from itertools import combinations
 
 from cardarena.locm.agents import AGENT_VERSIONS, BUILTIN_AGENTS, Agent, make_agent
 from cardarena.locm.agents.cardscore import DECK_POLICIES
 from cardarena.locm.agents.reference import PYTHON_PREFIX
 from cardarena.locm.engine.state import ActionType, Phase, State
+from cardarena.machine import machine, run_script, worker_pool
 from cardarena.tournaments.report.model import wilson_interval
 
 
@@ -100,7 +100,7 @@ def measure(
         pair = (a, b) if i % 2 == 0 else (b, a)
         tasks.append((pair[0], pair[1], version, seed + i // 2, time_scale, deck))
     started = time.perf_counter()
-    with ProcessPoolExecutor(workers) as pool:
+    with worker_pool(workers) as pool:
         results = list(pool.map(play, tasks, chunksize=1))
     wins = draws = 0
     max_ms = {a: 0.0, b: 0.0}
@@ -137,6 +137,7 @@ def measure(
         "turns_over_limit": over,
         "seconds": time.perf_counter() - started,
         "load_average": os.getloadavg(),
+        "machine": machine(),
     }
 
 
@@ -205,11 +206,12 @@ def main() -> None:
                 f"[{low:.1%}, {high:.1%}]; max turn ms {rounded['max_turn_ms']}; "
                 f"mean turn ms {rounded['mean_turn_ms']}; "
                 f"turns over the limit {result['turns_over_limit']}; "
-                f"{result['seconds']:.0f} s, load {result['load_average'][0]:.2f}"  # type: ignore[index]
+                f"{result['seconds']:.0f} s, load {result['load_average'][0]:.2f}",  # type: ignore[index]
+                flush=True,
             )
     if args.json:
         print(json.dumps(out, indent=2))
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "benchmarks/agents.py")

@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cardarena.locm.referee.players import ProcessPlayer  # noqa: E402
+from cardarena.machine import describe, machine, run_script  # noqa: E402
 from tests.locm.test_cgroups import HOSTILE, WELL_BEHAVED  # noqa: E402
 
 ECHO_BOT = "python3 -u -c 'import sys\nfor line in sys.stdin: print(\"PASS\")'"
@@ -65,7 +66,7 @@ def main() -> None:
         honest_py = Path(folder) / "honest.py"
         honest_py.write_text(WELL_BEHAVED)
         hostile, honest = f"python3 {hostile_py}", f"python3 {honest_py}"
-        print(f"CPU: {_cpu_model()}, {os.cpu_count()} cores; {args.children} children, "
+        print(f"CPU: {describe(machine())}; {args.children} children, "
               f"--time-scale {args.scale}")  # fmt: skip
         for mode in ("off", "auto"):
             timeouts, turns, loads = 0, [], []
@@ -109,15 +110,5 @@ async def round_trips(mode: str, sandboxed: bool, turns: int) -> tuple[float, bo
     return statistics.median(times), player.cpu_ns is not None
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return "unknown"
-
-
 if __name__ == "__main__":
-    main()
+    run_script(main, "benchmarks/cpu_isolation.py")

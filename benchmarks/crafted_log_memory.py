@@ -21,6 +21,8 @@ import sys
 import tempfile
 import zlib
 
+from cardarena.machine import describe, machine, run_script
+
 LOCM = [sys.executable, "-m", "cardarena.locm"]
 
 
@@ -36,8 +38,13 @@ def bomb(gibibytes: int = 1) -> bytes:
 def peak(args: list[str]) -> tuple[int, float]:
     """(exit status, peak resident memory in MB) of one run."""
     process = subprocess.Popen([*LOCM, *args], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)  # fmt: skip
-    _pid, status, usage = os.wait4(process.pid, 0)
+                               stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        _pid, status, usage = os.wait4(process.pid, 0)
+    except BaseException:  # Ctrl-C reaches this script alone (the child's own session)
+        process.kill()
+        process.wait()
+        raise
     return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024
 
 
@@ -49,13 +56,14 @@ def main() -> None:
         normal = os.path.join(directory, "normal.db")
         subprocess.run([*LOCM, "tournament", "--bot", "builtin:random", "--bot", "builtin:greedy",
                         "--games", "1", "--db", normal, "--quiet", "--no-sandbox"],
-                       check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+                       check=True, stdout=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
         crafted = os.path.join(directory, "crafted.db")
         shutil.copy(normal, crafted)
         blob = bomb()
         with sqlite3.connect(crafted) as db:
             db.execute("UPDATE games SET log = ? WHERE rowid = 1", (blob,))
-        print(f"bomb: {len(blob) / 2**20:.1f} MB of zlib data, 1024 MB decompressed")
+        print(f"bomb: {len(blob) / 2**20:.1f} MB of zlib data, 1024 MB decompressed; "
+              f"{describe(machine())}")
         print(f"{'command':<32} {'database':<8} {'exit':>4} {'peak MB':>8}")
         for name, db in (("normal", normal), ("bomb", crafted)):
             for label, args in (
@@ -71,4 +79,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "benchmarks/crafted_log_memory.py")

@@ -15,11 +15,11 @@ import argparse
 import json
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 from cardarena.locm.agents import make_agent
 from cardarena.locm.agents.cardscore import DECK_POLICIES
 from cardarena.locm.engine.state import State
+from cardarena.machine import machine, run_script, worker_pool
 from cardarena.tournaments.report.model import wilson_interval
 
 
@@ -42,7 +42,7 @@ def measure(
         ((a, b) if i % 2 == 0 else (b, a)) + (battle, version, seed + i // 2) for i in range(games)
     ]
     started = time.perf_counter()
-    with ProcessPoolExecutor(workers) as pool:
+    with worker_pool(workers) as pool:
         winners = list(pool.map(play, tasks, chunksize=4))
     wins = sum(1 for task, w in zip(tasks, winners, strict=True) if w is not None and task[w] == a)
     draws = winners.count(None)
@@ -59,6 +59,7 @@ def measure(
         "ci95": [low, high],
         "seconds": time.perf_counter() - started,
         "load_average": os.getloadavg(),
+        "machine": machine(),
     }
 
 
@@ -113,4 +114,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "benchmarks/decks.py")

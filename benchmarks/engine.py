@@ -19,13 +19,13 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 
 from cardarena.locm import Phase, State
 from cardarena.locm.agents import RandomAgent
 from cardarena.locm.engine import state as state_module
 from cardarena.locm.engine.rules import VERSIONS
+from cardarena.machine import describe, load_average, machine, run_script
 
 
 def play_games(version: str, games: int, first_seed: int) -> tuple[float, int]:
@@ -89,22 +89,27 @@ def main() -> int:
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
-    results = {version: measure(version, args.games, args.runs) for version in args.versions}
     if args.json:
-        print(json.dumps(results))
+        load_before = load_average()
+        results = {version: measure(version, args.games, args.runs) for version in args.versions}
+        print(json.dumps({**results, "machine": machine(load_before)}))
         return 0
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    # The table row by row, as each version is measured (the heading first: it also
+    # tells a waiting user that the runs have started).
     print(f"LOCM engine, random vs random, medians of {args.runs} runs x {args.games} games")
     engine = "compiled with mypyc" if state_module.__file__.endswith(".so") else "pure Python"
-    print(f"({engine}; one core; CPU time; load average {load:.2f})")
-    print(f"{'version':>8} {'games/s':>10} {'actions/s':>11} {'clone us':>9}")
-    for version, figures in results.items():
+    print(f"({engine}; one core; CPU time; {describe(machine())} at the start)", flush=True)
+    print(f"{'version':>8} {'games/s':>10} {'actions/s':>11} {'clone us':>9}", flush=True)
+    for version in args.versions:
+        figures = measure(version, args.games, args.runs)
         print(
             f"{version:>8} {figures['games_per_s']:>10.1f} {figures['actions_per_s']:>11,} "
-            f"{figures['clone_us']:>9.2f}"
+            f"{figures['clone_us']:>9.2f}",
+            flush=True,
         )
+    print(f"(load average at the end: {machine()['load_average']})")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main, "benchmarks/engine.py")

@@ -28,6 +28,8 @@ import time
 
 import numpy as np
 
+from cardarena.machine import describe, machine, run_script
+
 CLOCK = time.process_time
 """CPU seconds of this process: on a shared machine, other processes slow the wall clock of
 a run but hardly its CPU time, so runs (ours and gym-locm's alike) stay comparable."""
@@ -149,8 +151,9 @@ def main(argv: list[str] | None = None) -> int:
                           strict=True)]  # fmt: skip
             figures["battle_ratio"] = round(statistics.median(ratios), 2)
         results[version] = figures
+    facts = machine()
     if args.json:
-        print(json.dumps(results))
+        print(json.dumps({**results, "machine": facts}))
     else:
         head = f"{'version':8} {'battle steps/s':>15} {'game steps/s':>13}"
         print(head + (f" {'gym-locm battle':>16} {'ratio':>6}" if compare else ""))
@@ -165,8 +168,9 @@ def main(argv: list[str] | None = None) -> int:
             f"(median of {args.runs} runs of {args.steps} steps, one core, CPU time"
             + (", runs interleaved; ratio = median of per-run ratios)" if compare else ")")
         )
+        print(f"({describe(facts)})")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main, "benchmarks/envs.py")

@@ -34,6 +34,7 @@ sys.path.insert(0, str(HERE))
 import engine as reference_benchmark  # noqa: E402 - benchmarks/engine.py, beside this file
 
 from cardarena.locm.engine.rules import VERSIONS  # noqa: E402
+from cardarena.machine import describe, machine, run_script  # noqa: E402
 
 START_SCRIPT = """
 import numpy as np
@@ -83,8 +84,9 @@ def start_seconds(cache_dir: str | None) -> tuple[float, float]:
         env["NUMBA_CACHE_DIR"] = cache_dir
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
+    # Its own session: Ctrl-C reaches this script alone, which then kills the child.
     subprocess.run([sys.executable, "-c", START_SCRIPT], check=True, env=env,
-                   cwd=HERE.parent)  # fmt: skip
+                   cwd=HERE.parent, start_new_session=True)  # fmt: skip
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -143,13 +145,14 @@ def main() -> int:
     results["cold_start_s"] = None if cold is None else round(cold[0], 1)
     start_cpu = {"warm": None if warm is None else round(warm[1], 2),
                  "cold": None if cold is None else round(cold[1], 1)}  # fmt: skip
-    load = os.getloadavg()
+    facts = machine()
+    results["machine"] = facts
     if args.json:
         print(json.dumps(results))
         return 0
     print(f"LOCM fast engine, random vs random, medians of {args.runs} runs "
           f"({args.games} fast games, {args.reference_games} reference games a run)")  # fmt: skip
-    print(f"(one core; CPU time; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})")
+    print(f"(one core; CPU time; {describe(facts)}; load averages {facts['load_average']})")
     print(f"{'version':>8} {'fast games/s':>13} {'reference':>10} {'speed-up':>9}")
     for version in args.versions:
         figures = results[version]
@@ -158,10 +161,13 @@ def main() -> int:
                                     ("games_per_s", "reference_games_per_s", "speedup"))
         print(f"{version:>8} {fast:>13,} {reference:>10,.1f} {speedup:>8.1f}x")
     print(f"vector env steps/s (1024 games, both cores): {vector}")
-    print(f"start-up (wall / CPU seconds): warm {results['warm_start_s']} / "
-          f"{start_cpu['warm']} s, cold {results['cold_start_s']} / {start_cpu['cold']} s")
+    if warm is None or cold is None:
+        print("start-up: not measured (--no-start)")
+    else:
+        print(f"start-up (wall / CPU seconds): warm {results['warm_start_s']} / "
+              f"{start_cpu['warm']} s, cold {results['cold_start_s']} / {start_cpu['cold']} s")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main, "benchmarks/fast.py")

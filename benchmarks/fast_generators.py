@@ -48,6 +48,7 @@ from cardarena.locm.fast.layout import (  # noqa: E402
     VERSION,
     VERSION_CODES,
 )
+from cardarena.machine import describe, machine, run_script  # noqa: E402
 
 FIRST_CALLS = """
 import time
@@ -138,6 +139,7 @@ def main() -> int:
         results["compile"] = {"cold_s": round(cold, 2), "warm_s": round(warm, 2)}
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     results["load"] = {"1min": load[0], "5min": load[1], "15min": load[2]}
+    results["machine"] = machine()
     if args.json:
         print(json.dumps(results))
         return 0
@@ -145,7 +147,7 @@ def main() -> int:
         f"LOCM game creation, medians of {args.runs} runs ({args.games} compiled, "
         f"{args.reference_games} reference games each); one core; CPU time"
     )
-    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"{describe(results['machine'])}; load averages {results['machine']['load_average']}")
     print(f"{'version':>8} {'compiled/s':>11} {'+decks/s':>10} {'reference/s':>12} {'speedup':>8}")
     for version in args.versions:
         figures = results[version]
@@ -163,4 +165,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main, "benchmarks/fast_generators.py")

@@ -21,6 +21,8 @@ import statistics
 import time
 from typing import Any
 
+from cardarena.machine import describe, machine, run_script
+
 DEFAULT_SECONDS = 3.0
 
 
@@ -72,6 +74,7 @@ def measure(
         }
     results["load_average_before"] = [round(x, 2) for x in load_before]
     results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    results["machine"] = machine([round(x, 2) for x in load_before])
     return results
 
 
@@ -103,7 +106,8 @@ def main() -> None:
         f"  load average before {results['load_average_before']}, "
         f"after {results['load_average_after']}"
     )
+    print(f"  {describe(results['machine'])}")
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "benchmarks/fast_vector.py")

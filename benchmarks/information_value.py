@@ -58,6 +58,7 @@ from cardarena.locm.agents.search_v2 import _Position, position_key
 from cardarena.locm.agents.search_v3 import SearchAgentV3, play_learned_reply, world_value
 from cardarena.locm.engine.cards import Card
 from cardarena.locm.engine.state import PASS, Action, ActionType, State
+from cardarena.machine import run_script
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # the workers import this module by name (appended: it
@@ -437,4 +438,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "benchmarks/information_value.py")

@@ -10,12 +10,12 @@ actions applied in between are not counted), timed with ``time.perf_counter``.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 
 from cardarena.locm.agents import GreedyAgent, make_agent
 from cardarena.locm.engine.state import ActionType, Phase, State
+from cardarena.machine import describe, machine, run_script
 
 
 def turn_times(version: str, games: int, agent_name: str) -> list[float]:
@@ -57,8 +57,8 @@ def main() -> None:
         p99 = times[min(len(times) - 1, int(0.99 * len(times)))]
         print(f"{args.agent} LOCM {version}: {len(times)} turns, median "
               f"{statistics.median(times):.2f} ms, 99th percentile {p99:.2f} ms, max "
-              f"{times[-1]:.2f} ms (load {os.getloadavg()[0]:.2f})")  # fmt: skip
+              f"{times[-1]:.2f} ms ({describe(machine())})")  # fmt: skip
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "benchmarks/learned_turns.py")

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import time
 
 from cardarena.locm.referee import sandbox
 from cardarena.locm.referee.players import ProcessPlayer
+from cardarena.machine import describe, machine, run_script
 
 DEFAULT_BOT = "sh -c 'read line; echo PASS'"
 
@@ -49,7 +49,7 @@ def main() -> None:
     for _ in range(args.runs):
         for sandboxed in (False, True):  # interleaved: both see the same machine load
             results[sandboxed].append(asyncio.run(one_run(args.bot, sandboxed)))
-    print(f"bot: {args.bot!r}, {args.runs} runs each, load average {os.getloadavg()[0]:.1f}")
+    print(f"bot: {args.bot!r}, {args.runs} runs each; {describe(machine())}")
     for sandboxed, runs in results.items():
         start = statistics.median(r[0] for r in runs) * 1000
         answer = statistics.median(r[1] for r in runs) * 1000
@@ -58,4 +58,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "benchmarks/sandbox_startup.py")

@@ -28,8 +28,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +44,7 @@ from cardarena.locm.agents.learned_v2 import (
 from cardarena.locm.agents.search import SearchAgent
 from cardarena.locm.agents.search_v3 import SearchAgentV3
 from cardarena.locm.engine.state import ActionType, Phase, State
+from cardarena.machine import run_script, worker_pool
 
 SELF_PLAY_SHARE = 0.7
 """Share of generated games that search-v3 plays against itself (the rest: search-v1)."""
@@ -99,7 +98,7 @@ def generate(games: int, seed: int, workers: int, time_scale: float, out: Path) 
 
     parts: list[dict[str, np.ndarray]] = []
     tasks = [(seed + i, time_scale) for i in range(games)]
-    with ProcessPoolExecutor(workers) as pool, tqdm(total=games, unit="game") as bar:
+    with worker_pool(workers) as pool, tqdm(total=games, unit="game") as bar:
         for done, part in enumerate(pool.map(play_game, tasks, chunksize=1), 1):
             parts.append(part)
             bar.update()
@@ -220,4 +219,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main, "benchmarks/search_value.py")

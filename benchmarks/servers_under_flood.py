@@ -37,6 +37,8 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+from cardarena.machine import describe, machine, run_script
+
 BAR_SECONDS = 2.0
 SOURCES = [f"127.0.0.{n}" for n in range(2, 18)]
 IDLE_SOURCES = [f"127.0.1.{n}" for n in range(2, 18)]
@@ -184,8 +186,9 @@ def start(command: list[str], nofile: int, cwd: str) -> tuple[subprocess.Popen[s
     def low_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
+    # Its own session: Ctrl-C reaches this script alone, which stops the server (finally).
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=low_limit, cwd=cwd)  # fmt: skip
+                               preexec_fn=low_limit, cwd=cwd, start_new_session=True)  # fmt: skip
     assert process.stdout is not None
     lines = [process.stdout.readline() for _ in range(2 if "--http-port" in command else 1)]
     if not all(lines):
@@ -291,7 +294,7 @@ def main() -> None:
         args.idle = 40 if args.server == "shared-deck" else 8
     if args.nofile is None:
         args.nofile = 1024 if args.server == "shared-deck" else 64
-    print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; {shutil.which('python3')}")
+    print(f"{describe(machine())}; {shutil.which('python3')}")
     directory = tempfile.mkdtemp(prefix="flood-")
     try:
         (shared_deck if args.server == "shared-deck" else locm)(args, directory)
@@ -300,4 +303,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "benchmarks/servers_under_flood.py")

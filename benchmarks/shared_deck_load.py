@@ -50,6 +50,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from cardarena.machine import machine, run_script
 from cardarena.shared_deck.client import Client
 from cardarena.shared_deck.protocol import counted_data_lines, fixed_data_lines
 from cardarena.shared_deck.store import Store
@@ -209,6 +210,7 @@ def start_server(
         stdout=subprocess.PIPE,
         stderr=log.open("w"),
         text=True,
+        start_new_session=True,  # Ctrl-C reaches the benchmark, which stops the server last
     )
     assert server.stdout is not None
     line = server.stdout.readline()
@@ -664,6 +666,7 @@ def main() -> int:
     report["turn_seconds"] = args.turn_seconds
     report["attack"] = args.attack
     report.update(attack_report)
+    report["machine"] = machine()
     if args.json:
         print(json.dumps(report))
     else:
@@ -689,4 +692,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main, "benchmarks/shared_deck_load.py")

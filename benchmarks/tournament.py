@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -27,6 +28,8 @@ import time
 from cardarena.locm.referee.game_loop import play_game
 from cardarena.locm.referee.protocol_game import ProtocolGame
 from cardarena.locm.tournament import run_tournament
+from cardarena.machine import describe, machine, run_script
+from cardarena.tournaments.runner import Interrupted
 
 PASS_BOT = """\
 import sys
@@ -47,11 +50,16 @@ def tournament_rate(workers: int, games_per_pair: int, seed: int) -> float:
     with tempfile.TemporaryDirectory() as directory:
         db = os.path.join(directory, "bench.db")
         started = time.perf_counter()
-        played = run_tournament(
-            [("random", "builtin:random"), ("greedy", "builtin:greedy")],
-            version="1.5", games=games_per_pair, workers=workers, seed=seed, db=db,
-            progress=False,
-        )  # fmt: skip
+        try:
+            played = run_tournament(
+                [("random", "builtin:random"), ("greedy", "builtin:greedy")],
+                version="1.5", games=games_per_pair, workers=workers, seed=seed, db=db,
+                progress=False,
+            )  # fmt: skip
+        except Interrupted as why:  # Ctrl-C (the runner stopped its workers): one line
+            if why.exit_status == 128 + signal.SIGINT:
+                raise KeyboardInterrupt from None
+            raise
         return played / (time.perf_counter() - started)
 
 
@@ -122,6 +130,7 @@ def main() -> None:
         "bare_pipes_game_s": round(bare, 4),
         "referee_over_bare": round(referee / bare, 2),
         "load_average": [round(x, 2) for x in os.getloadavg()],
+        "machine": machine(),
     }
     if args.json:
         print(json.dumps(result))
@@ -132,8 +141,8 @@ def main() -> None:
     print("PASS vs PASS bot processes, one 1.5 game (105 battle turns):")
     print(f"  referee   : {referee * 1000:7.1f} ms")
     print(f"  bare pipes: {bare * 1000:7.1f} ms  (referee {referee / bare:.2f}x; bar 2x)")
-    print(f"load average: {os.getloadavg()[0]:.2f}")
+    print(describe(result["machine"]))  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "benchmarks/tournament.py")

@@ -28,6 +28,7 @@ from cardarena.locm.agents.cardscore import AGGRO_DECK
 from cardarena.locm.agents.evaluation import Weights
 from cardarena.locm.agents.greedy import GreedyAgent
 from cardarena.locm.engine.state import State
+from cardarena.machine import run_script
 
 TUNED_FEATURES = tuple(
     f.name for f in fields(Weights) if f.name not in ("my_health", "opp_health", "low_health_below")
@@ -114,4 +115,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "benchmarks/tune_evaluation.py")

@@ -20,6 +20,7 @@ from typing import Any
 from cardarena.locm.engine.rules import VERSIONS
 from cardarena.locm.referee.game_loop import play_game
 from cardarena.locm.viewer.page import viewer_html
+from cardarena.machine import describe, machine, run_script
 
 
 def logs(version: str, games: int) -> list[dict[str, Any]]:
@@ -52,15 +53,16 @@ def main() -> None:
             "kb_per_page": runs[0][1] / 1024,
         }
     load = os.getloadavg()[0]
+    facts = machine()
     if args.json:
-        print(json.dumps({"load_1min": load, **results}))
+        print(json.dumps({"load_1min": load, **results, "machine": facts}))
         return
     print(f"viewer pages, greedy vs random, {args.games} games x {args.runs} runs "
-          f"(load {load:.2f}, {os.cpu_count()} cores)")  # fmt: skip
+          f"({describe(facts)})")  # fmt: skip
     print(f"{'version':>8} {'ms/page':>9} {'KiB/page':>9}")
     for version, figures in results.items():
         print(f"{version:>8} {figures['ms_per_page']:9.1f} {figures['kb_per_page']:9.0f}")
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "benchmarks/viewer_pages.py")

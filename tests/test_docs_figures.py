@@ -2,8 +2,9 @@
 
 A figure (games/s, steps/s, µs, ms, a speed-up such as 5.3× or "twice as fast") must
 have, nearby, the benchmark command that produces it (``python benchmarks/….py``, a
-``python -m timeit`` line, or the ``locm tournament`` run it comes from) and the load of
-the machine it ran on. Time limits (the official 100/200/1000/4000 ms and the budgets
+``python -m timeit`` line, or the ``locm tournament`` run it comes from), the CPU it ran
+on (its model: the same figure differs by 2x between machines) and the machine's load.
+Time limits (the official 100/200/1000/4000 ms and the budgets
 derived from them) are rules, not measurements, and are left alone.
 """
 
@@ -28,6 +29,8 @@ COMMAND = re.compile(
     r"`(?:python3? (?:benchmarks/\w+\.py|-m timeit|examples/rl/train_battle\.py)"
     r"|locm tournament)[^`]*`"
 )
+CPU = re.compile(r"\b(?:AMD|Intel|EPYC|Xeon|Ryzen|Core i\d|Apple M\d|Graviton|CPU model)\b")
+"""A CPU model named (the benchmarks print it: ``cpu`` in their JSON)."""
 LIMITS_MS = {60, 100, 120, 200, 600, 1000, 4000}
 """The official time limits and the search agent's budgets derived from them."""
 RULE_WORDS = ("limit", "budget", "turn")
@@ -65,6 +68,7 @@ def uncited(page: Path) -> list[str]:
     for number, figure in figures(page):
         window = "\n".join(lines[max(0, number - 1 - NEARBY_LINES) : number + NEARBY_LINES])
         missing = [what for what, ok in (("benchmark command", COMMAND.search(window)),
+                                         ("CPU model", CPU.search(window)),
                                          ("load", "load" in window)) if not ok]  # fmt: skip
         if missing:
             problems.append(f"{page.name}:{number}: {figure!r} without {' or '.join(missing)}")
@@ -94,6 +98,11 @@ def test_the_figure_finder_finds_figures_and_skips_rules(tmp_path: Path) -> None
     page.write_text(
         page.read_text(encoding="utf-8")
         + "\nMeasured with `python benchmarks/engine.py` at load 1.2 on 2 cores.\n",
+        encoding="utf-8",
+    )
+    assert uncited(page) != []  # no CPU named
+    page.write_text(
+        page.read_text(encoding="utf-8") + "(a 2-core AMD EPYC virtual machine)\n",
         encoding="utf-8",
     )
     assert uncited(page) == []

@@ -238,6 +238,7 @@ async def run_bot(
     play = STRATEGIES[strategy]
     rng = random.Random(seed)
     client = await AsyncClient.connect(host, port, name, secret, reconnect)
+    log.info("%s: logged in to %s:%d, playing %s", name, host, port, strategy)
     played = 0
     try:
         while turns is None or played < turns:

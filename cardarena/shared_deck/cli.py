@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from .. import __version__
 from ..argtypes import count, int_in, number_at_least, port, positive_number
 from ..httpguard import HttpLimits
 from .bots import STRATEGIES, run_bot
@@ -63,6 +64,7 @@ _turn_seconds = number_at_least(MIN_TURN_SECONDS)
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="shared-deck", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     add = commands.add_parser("add-player", help="register a player; prints its new secret")
@@ -234,11 +236,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_SIGINT = 130
+INTERRUPTED = {"demo": "; its bots were stopped and its temporary database deleted"}
+"""What an interrupted command says it did before exiting (after ``interrupted``)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     try:
         return _run(args)
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT
+        print(f"shared-deck {args.command}: interrupted{INTERRUPTED.get(args.command, '')}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_SIGINT
     except BrokenPipeError:  # ``shared-deck results ... | head``: the reader has had enough
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

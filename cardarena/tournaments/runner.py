@@ -344,7 +344,8 @@ def _run_ray(
         import ray
     except ImportError:
         raise RuntimeError(
-            "the ray backend needs Ray: pip install 'cardarena[ray]' (or pip install ray)"
+            'the ray backend needs Ray: pip install ".[ray]" in the cardarena folder, or pip '
+            "install ray"
         ) from None
     started_here = not ray.is_initialized()
     if started_here:

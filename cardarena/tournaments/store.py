@@ -8,7 +8,8 @@ A game's key is the primary key: a game can never be stored twice, and resuming
 plays exactly the scheduled games that have no row.
 An advisory lock file stops two tournaments from running on one database at once;
 its descriptor is closed in every forked child (workers, bots), so only the
-tournament process itself ever holds the lock.
+tournament process itself ever holds the lock, and it removes the file when it closes
+the database.
 
 Every problem with the file itself (missing, not a database, another program's
 database, a directory, an unwritable place) is a :class:`StoreError` with a
@@ -424,8 +425,19 @@ class TournamentStore:
             self._db.close()
             self._db = None
         if self._lock_file is not None:
+            self._remove_lock_file()
             os.close(self._lock_file)  # releases the flock
             self._lock_file = None
+
+    def _remove_lock_file(self) -> None:
+        """Leave no ``DB.lock`` behind: removed while we still hold its lock, so no other
+        run holds it; a run that opened it just before finds it gone after its flock
+        (the check in :meth:`_take_lock`) and makes a new one."""
+        assert self._lock_file is not None
+        lock_path = lock_file_path(self.path)
+        with contextlib.suppress(OSError):
+            if os.path.samestat(os.fstat(self._lock_file), os.stat(lock_path)):
+                os.unlink(lock_path)
 
     def __enter__(self) -> TournamentStore:
         return self

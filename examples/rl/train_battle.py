@@ -50,6 +50,8 @@ from cardarena.locm.agents.learned import (
 
 SHAPING = {"health": 0.5, "board": 0.25}
 """Potential-based shaping while training (the evaluation counts wins only)."""
+POINTS = 20
+"""Learning-curve points per training phase (against random, then greedy)."""
 
 
 class BattleView(gym.Wrapper):
@@ -192,7 +194,11 @@ def make_env(version: str, opponent: str, shaping: dict[str, float] | None = Non
 
 
 class Progress(BaseCallback):
-    """Prints the rolling win rate per version and records the learning curve."""
+    """Prints the rolling win rate per version and records the learning curve.
+
+    A point every ``every`` steps (the run's steps over :data:`POINTS`), the first one
+    once every version has finished a game (before that the rate is not a number), and
+    a last one at the end of the phase: each line of the picture has several points."""
 
     def __init__(
         self, phase: str, every: int, curve: list[dict[str, Any]], start: float, deadline: float
@@ -202,6 +208,7 @@ class Progress(BaseCallback):
         self.deadline = deadline
         self.results: dict[str, deque[int]] = {v: deque(maxlen=200) for v in VERSIONS}
         self._next = 0
+        self._last = -1
 
     def _on_step(self) -> bool:
         versions = self.training_env.get_attr("version")  # type: ignore[union-attr]
@@ -209,19 +216,28 @@ class Progress(BaseCallback):
                                        strict=True):  # fmt: skip
             if done:
                 self.results[version].append(int(info["winner"] == info["seat"]))
-        if self.num_timesteps >= self._next:
+        if self.num_timesteps >= self._next and all(self.results.values()):
             self._next = self.num_timesteps + self.every
-            rates = {v: (sum(r) / len(r) if r else math.nan) for v, r in self.results.items()}
-            point = {"phase": self.phase, "steps": self.num_timesteps,
-                     "seconds": round(time.time() - self.start, 1), **rates}  # fmt: skip
-            self.curve.append(point)
-            shown = "  ".join(f"{v}: {rate:6.1%}" for v, rate in rates.items())
-            print(f"[{point['seconds']:7.0f} s] {self.phase:>6} steps {self.num_timesteps:>8}"
-                  f"  rolling win rate (200 games)  {shown}", flush=True)  # fmt: skip
+            self._point()
         if time.time() > self.deadline:
             print(f"--max-minutes reached at {self.num_timesteps} steps: stopping", flush=True)
             return False
         return True
+
+    def _on_training_end(self) -> None:
+        if self._last != self.num_timesteps and all(self.results.values()):
+            self._point()
+
+    def _point(self) -> None:
+        self._last = self.num_timesteps
+        rates = {v: sum(r) / len(r) for v, r in self.results.items()}
+        games = min(len(r) for r in self.results.values())
+        point = {"phase": self.phase, "steps": self.num_timesteps,
+                 "seconds": round(time.time() - self.start, 1), **rates}  # fmt: skip
+        self.curve.append(point)
+        shown = "  ".join(f"{v}: {rate:6.1%}" for v, rate in rates.items())
+        print(f"[{point['seconds']:7.0f} s] {self.phase:>6} steps {self.num_timesteps:>8}"
+              f"  rolling win rate (last {games} games)  {shown}", flush=True)  # fmt: skip
 
 
 def export(model: MaskablePPO, path: Path, meta: dict[str, Any]) -> Network:
@@ -283,9 +299,9 @@ def plot(curve: list[dict[str, Any]], path: Path) -> None:
         for phase, style in (("random", "-"), ("greedy", "--")):
             points = [p for p in curve if p["phase"] == phase and not math.isnan(p[version])]
             ax.plot([p["steps"] for p in points], [p[version] for p in points], style,
-                    label=f"{version} vs {phase}")  # fmt: skip
+                    marker=".", label=f"{version} vs {phase}")  # fmt: skip
     ax.set_xlabel("environment steps (learner actions)")
-    ax.set_ylabel("win rate, last 200 games")
+    ax.set_ylabel("win rate, last 200 games (or fewer)")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
     ax.legend()
@@ -331,10 +347,12 @@ def main(argv: list[str] | None = None) -> int:
         gae_lambda=0.95, ent_coef=0.01,
         policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]}},
     )  # fmt: skip
-    every = 8 * 512 * args.envs_per_version
     deadline = start + args.max_minutes * 60
+    rollout = model.n_steps * model.n_envs  # a phase plays at least one rollout
+    every = max(1, max(args.random_steps, rollout) // POINTS)
     model.learn(args.random_steps, callback=Progress("random", every, curve, start, deadline))
     model.set_env(vec_env("greedy"))
+    every = max(1, max(args.greedy_steps, rollout) // POINTS)
     model.learn(args.greedy_steps, callback=Progress("greedy", every, curve, start, deadline),
                 reset_num_timesteps=False)  # fmt: skip
     trained = time.time() - start

@@ -190,7 +190,11 @@ def test_a_bot_that_crashes_mid_game_loses(tmp_path: Path, tag: str) -> None:
                   simple_bot("crash", 35, tag), "-d", "seed=5", "-l", str(log))  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[:2] in (["0", "-1"], ["1", "-1"])
-    assert "warning" not in result.stderr  # it did play: an ordinary loss
+    # It did play (no start-up failure): a loss, said in one line.
+    assert result.stderr.splitlines() == [
+        f"locm: warning: -p2 {simple_bot('crash', 35, tag)!r}: exited during the game "
+        f"(a crash?): lost; see each turn with: locm view {log}"
+    ]
     # As in the 1.5 jar's source: the red error line, then the turn's timing line.
     last = [entry for entry in json.loads(log.read_text())["summaries"] if entry][-1]
     first_line, second_line = last.splitlines()[:2]

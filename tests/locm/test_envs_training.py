@@ -6,6 +6,8 @@ work under Stable-Baselines3's SubprocVecEnv.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
 import subprocess
@@ -64,20 +66,37 @@ def test_sb3_subproc_vec_env() -> None:
         envs.close()
 
 
+def smoke_command() -> list[str]:
+    """docs/envs.md's quick check of examples/rl/train_battle.py, as written there."""
+    text = DOC.read_text()
+    block = text.split("<!-- train-battle-smoke -->\n```sh\n", 1)[1].split("```", 1)[0]
+    words = block.split()
+    assert words[:2] == ["python", "examples/rl/train_battle.py"], block
+    return words[2:]
+
+
 def test_train_battle_example_trains_on_the_vector_env(tmp_path: Path) -> None:
-    """examples/rl/train_battle.py --vector: MaskablePPO on the batch engine's vector env
-    (sb3's VecEnv adapter in the example), exported and evaluated like the plain run."""
+    """docs/envs.md's quick check: examples/rl/train_battle.py --vector, MaskablePPO on the
+    batch engine's vector env (sb3's VecEnv adapter in the example), exported and
+    evaluated like the plain run, its learning curve made of numbers."""
     pytest.importorskip("numba")
-    example = Path(__file__).resolve().parents[2] / "examples" / "rl" / "train_battle.py"
-    root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "SB3_LOGDIR": str(tmp_path / "sb3"),
-           "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}  # fmt: skip
-    command = [sys.executable, str(example), "--vector", "--envs-per-version", "4",
-               "--random-steps", "2048", "--greedy-steps", "2048", "--eval-games", "2",
-               "--out", str(tmp_path / "run")]  # fmt: skip
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600,
-                          check=False)  # fmt: skip
+    root = Path(__file__).resolve().parents[2]
+    example = root / "examples" / "rl" / "train_battle.py"
+    path = os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "SB3_LOGDIR": str(tmp_path / "sb3"), "PYTHONPATH": path}
+    args = smoke_command()
+    args[args.index("--out") + 1] = str(tmp_path / "run")
+    done = subprocess.run([sys.executable, str(example), *args], env=env, capture_output=True,
+                          text=True, timeout=600, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert re.search(r"trained (\d+) steps", done.stdout), done.stdout
     assert (tmp_path / "run" / "learned_battle.npz").exists()
-    assert (tmp_path / "run" / "summary.json").exists()
+    rates = re.findall(r"rolling win rate \(last \d+ games\)\s+1\.2:\s+(\S+)%", done.stdout)
+    assert rates and all(math.isfinite(float(rate)) for rate in rates), done.stdout
+    curve = json.loads((tmp_path / "run" / "summary.json").read_text())["curve"]
+    for phase in ("random", "greedy"):
+        for version in ("1.2", "1.5"):
+            points = [p[version] for p in curve if p["phase"] == phase]
+            finite = [v for v in points if v is not None and math.isfinite(v)]
+            assert len(finite) >= 5, (phase, version, points)
+    assert (tmp_path / "run" / "learning_curve.png").stat().st_size > 0

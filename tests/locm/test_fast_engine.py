@@ -20,6 +20,7 @@ import pytest
 from cardarena.locm import State
 from cardarena.locm.encoding.encoder import Encoder
 from cardarena.locm.engine.state import EndReason
+from cardarena.locm.fast import INSTALL_HINT
 from cardarena.locm.fast import layout as L
 from cardarena.locm.fast.batch import Batch, IllegalBatchAction
 from cardarena.locm.fast.convert import compare_states
@@ -274,7 +275,7 @@ def test_without_numba_the_engine_says_how_to_get_it() -> None:
     )
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True).stdout.splitlines()  # fmt: skip
-    hint = 'FastEngineUnavailable the fast engine needs numba: pip install "cardarena[fast]"'
+    hint = f"FastEngineUnavailable {INSTALL_HINT}"
     assert output == [hint] * 4
 
 

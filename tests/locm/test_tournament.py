@@ -166,7 +166,7 @@ def test_same_seed_same_results_with_1_and_2_workers_and_ray(tmp_path: Path) -> 
     two = _results_for(tmp_path, "two", "--workers", "2")
     assert len(one) == 12
     assert one == two
-    pytest.importorskip("ray", reason="Ray is not installed: pip install 'cardarena[ray]'")
+    pytest.importorskip("ray", reason='Ray is not installed: pip install ".[ray]"')
     on_ray = _results_for(tmp_path, "ray", "--workers", "2", "--backend", "ray")
     assert on_ray == one
 
@@ -192,7 +192,8 @@ def test_a_refused_run_leaves_no_lock_file(tmp_path: Path) -> None:
     made.mkdir()
     db = made / "c.db"
     assert locm("tournament", *pair, "--db", str(db)).returncode == 0
-    assert (made / "c.db.lock").exists() and not (made / "c.db-lock").exists()
+    # A finished run removes its lock file.
+    assert not (made / "c.db.lock").exists() and not (made / "c.db-lock").exists()
     # The database alone (copied elsewhere, or its lock file removed): a refused run
     # creates nothing beside it.
     elsewhere = tmp_path / "elsewhere"

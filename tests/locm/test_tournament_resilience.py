@@ -230,11 +230,11 @@ PAIR = ["--bot", "builtin:pass", "--bot", "builtin:random", "--games", "1", "--q
 def test_database_problems_are_one_line_errors_and_change_nothing(tmp_path: Path) -> None:
     good = tmp_path / "good.db"
     assert locm("tournament", *PAIR, "--db", str(good)).returncode == 0
-    # Owner-only files.
-    for path in (good, Path(f"{good}.lock")):
-        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
-    # Locked by a running tournament (this test holds the lock).
+    assert not Path(f"{good}.lock").exists()  # removed when the run was done
+    # Locked by a running tournament (this test holds the lock); owner-only files.
     with TournamentStore(str(good)):
+        for path in (good, Path(f"{good}.lock")):
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
         _one_line_error(locm("tournament", *PAIR, "--db", str(good)), "in use")
         assert locm("report", "--db", str(good)).returncode == 0  # reading needs no lock
     # Garbage, truncated, a directory, a missing directory, a missing file.

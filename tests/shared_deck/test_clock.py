@@ -98,10 +98,10 @@ def test_a_tournament_whose_scoring_raises_is_played_again(
 def test_a_failure_that_repeats_stops_the_server_loudly(
     start_server: StartServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The issue's example: a deck that cannot be made, found only once a second player
-    exists. Start-up now refuses such a deck size; a deck factory that fails all the same
-    costs a logged traceback (once), the clock goes on, and after a run of failed turns the
-    server stops and says why instead of idling forever."""
+    """A deck that cannot be made, found only once a second player exists (a deck size
+    the card pool cannot fill). Start-up refuses such a deck size; a deck factory that
+    fails all the same costs a logged traceback (once), the clock goes on, and after a run
+    of failed turns the server stops and says why instead of idling forever."""
     caplog.set_level(logging.INFO, logger=LOGGER)
 
     def no_deck(seed: int, size: int) -> tuple[Card, ...]:

@@ -116,34 +116,103 @@ def test_wilson_edge_cases() -> None:
 
 
 def test_rating_of_one_game_by_hand() -> None:
-    # OpenSkill Bradley-Terry (full pairing), defaults mu 25, sigma 25/3, beta 25/6, and
-    # the dynamics term tau = 25/300 added first: s² = (25/3)² + (25/300)² = 69.451389.
-    # c = sqrt(2 s² + 2 beta²) = sqrt(138.902778 + 34.722222) = 13.176685; p = 1/2.
-    # Winner: mu + s²/c * (1 - p) = 25 + 69.451389 / 13.176685 / 2 = 27.635390;
-    # eta = (s / c) * s²/c² * p(1-p) = 0.632467 * 0.400000 * 0.25 = 0.0632467 (to 6 places),
-    # sigma' = s * sqrt(1 - eta) = 8.333750 * 0.967860 = 8.065902 (the loser: mirror image).
+    # X beat Y once; with the prior's virtual draw X has 1.5 of 2, so the fitted
+    # probability is 0.75: r_X - r_Y = 400 log10(0.75 / 0.25) = 190.848502, centred +-95.42.
+    # Fisher information w = n p (1 - p) (ln 10 / 400)^2 with n = 2; for two centred
+    # ratings sigma^2 = 1 / (4 w).
     single = build_report(["X", "Y"], [record("X", "Y", 0, 0)])
     bots = {b.name: b for b in single.bots}
-    s2 = (25 / 3) ** 2 + (25 / 300) ** 2
-    c = math.sqrt(2 * s2 + 2 * (25 / 6) ** 2)
-    expected_mu = 25 + s2 / c * 0.5
-    assert expected_mu == pytest.approx(27.635390, abs=1e-6)
-    assert bots["X"].rating == pytest.approx(expected_mu, abs=1e-9)
-    assert bots["Y"].rating == pytest.approx(50 - expected_mu, abs=1e-9)
-    eta = math.sqrt(s2) / c * s2 / c**2 * 0.25
-    sigma = math.sqrt(s2) * math.sqrt(1 - eta)
-    assert sigma == pytest.approx(8.065902, abs=1e-5)
-    assert bots["X"].rating_sigma == pytest.approx(sigma, abs=1e-9)
-    assert bots["X"].rating_low == pytest.approx(expected_mu - Z * sigma, abs=1e-9)
+    half = 200 * math.log10(3)
+    assert half == pytest.approx(95.424251, abs=1e-6)
+    assert bots["X"].rating == pytest.approx(half, abs=1e-6)
+    assert bots["Y"].rating == pytest.approx(-half, abs=1e-6)
+    w = 2 * 0.75 * 0.25 * (math.log(10) / 400) ** 2
+    sigma = 1 / math.sqrt(4 * w)
+    assert sigma == pytest.approx(141.8400, abs=1e-3)
+    assert bots["X"].rating_sigma == pytest.approx(sigma, rel=1e-6)
+    assert bots["X"].rating_low == pytest.approx(half - Z * sigma, rel=1e-6)
     assert [b.name for b in single.bots] == ["X", "Y"]  # best first
 
 
-def test_ratings_do_not_depend_on_completion_order() -> None:
-    shuffled = [RECORDS[i] for i in (4, 1, 5, 0, 3, 2)]
-    ordered = sorted(shuffled, key=lambda r: (r.round, r.first, r.second))
-    a = build_report(["A", "B", "C"], ordered)
-    b = build_report(["A", "B", "C"], sorted(RECORDS, key=lambda r: (r.round, r.first, r.second)))
-    assert [(x.name, x.rating) for x in a.bots] == [(x.name, x.rating) for x in b.bots]
+def _games(plan: list[tuple[str, str, int, int]]) -> list[GameRecord]:
+    """Records of ``plan``: (a, b, a's wins, b's wins), seats alternating."""
+    records = []
+    for a, b, a_wins, b_wins in plan:
+        winners = [a] * a_wins + [b] * b_wins
+        for k, winner in enumerate(winners):
+            first, second = (a, b) if k % 2 == 0 else (b, a)
+            records.append(record(first, second, k, 0 if winner == first else 1))
+    return records
+
+
+# Three bots, every pairing 8 games: search beat greedy 5 of 8, and both won 11 of 16.
+EQUAL_TOTALS = _games([("greedy", "random", 8, 0), ("search", "random", 6, 2),
+                       ("search", "greedy", 5, 3)])  # fmt: skip
+
+
+def test_ratings_do_not_depend_on_the_order_of_the_games() -> None:
+    import random
+
+    games = _games([("A", "B", 5, 3), ("B", "C", 6, 2), ("A", "C", 4, 4), ("C", "D", 7, 1),
+                    ("A", "D", 8, 0)])  # fmt: skip
+    reference = build_report(["A", "B", "C", "D"], games)
+    shuffle = random.Random(7)
+    for _ in range(5):
+        shuffled = games[:]
+        shuffle.shuffle(shuffled)
+        again = build_report(["A", "B", "C", "D"], shuffled)
+        assert [(b.name, b.rating, b.rating_sigma) for b in again.bots] == [
+            (b.name, b.rating, b.rating_sigma) for b in reference.bots
+        ]
+
+
+def test_the_fit_is_the_maximum_likelihood() -> None:
+    # At the maximum, each bot's expected score equals its score (with the prior's
+    # virtual draw per pair that met), and the ratings are centred.
+    games = _games([("A", "B", 5, 3), ("B", "C", 6, 2), ("A", "C", 4, 4), ("C", "D", 7, 1)])
+    report = build_report(["A", "B", "C", "D"], games)
+    rating = {b.name: b.rating for b in report.bots}
+    assert sum(rating.values()) == pytest.approx(0, abs=1e-6)
+    for bot in report.bots:
+        expected = actual = 0.0
+        for other, pair in report.matrix[bot.name].items():
+            if not pair.games:
+                continue
+            p = 1 / (1 + 10 ** ((rating[other] - rating[bot.name]) / 400))
+            expected += (pair.games + 1) * p
+            actual += pair.score + 0.5
+        assert expected == pytest.approx(actual, abs=1e-6)
+
+
+def test_equal_totals_tie_and_head_to_head_orders_them() -> None:
+    report = build_report(["random", "greedy", "search"], EQUAL_TOTALS)
+    bots = {b.name: b for b in report.bots}
+    assert bots["search"].wins == bots["greedy"].wins == 11
+    # The model's ratings depend only on the totals here: a tie, not greedy ahead.
+    assert bots["search"].rating == pytest.approx(bots["greedy"].rating, abs=1e-6)
+    assert [b.name for b in report.bots] == ["search", "greedy", "random"]
+    assert "equal ratings ordered by the games between them" in report_text(report)
+    # Any order of the games: the same ranking.
+    for reordered in (EQUAL_TOTALS[::-1], sorted(EQUAL_TOTALS, key=lambda r: r.winner or 0)):
+        again = build_report(["random", "greedy", "search"], reordered)
+        assert [b.name for b in again.bots] == ["search", "greedy", "random"]
+    # One more win for greedy against random than search had: greedy is ahead.
+    more = _games([("greedy", "random", 8, 0), ("search", "random", 5, 3),
+                   ("search", "greedy", 5, 3)])  # fmt: skip
+    assert build_report(["search", "greedy", "random"], more).bots[0].name == "greedy"
+
+
+def test_a_bot_without_games_has_no_interval() -> None:
+    report = build_report(["A", "B", "C"], [record("A", "B", 0, 0)])
+    c = next(b for b in report.bots if b.name == "C")
+    assert c.rating == 0 and math.isinf(c.rating_sigma)
+    data = report.to_json()
+    assert data["bots"]["C"]["rating_ci95"] == [None, None]
+    assert [b.name for b in report.bots] == ["A", "B", "C"]  # no games yet: last
+    row = next(line for line in report_text(report).splitlines() if line.startswith("C "))
+    assert row.split()[1:4] == ["0", "0", "-"] and row.count("[") == 1  # no rating yet
+    json.dumps(data, allow_nan=False)
+    assert "Bradley-Terry" in data["rating_model"]
 
 
 def test_exports(report, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -156,6 +225,7 @@ def test_exports(report, tmp_path) -> None:  # type: ignore[no-untyped-def]
     with open(bots_csv, encoding="utf-8") as bots_file:
         rows = list(csv.DictReader(bots_file))
     assert {row["bot"]: int(row["wins"]) for row in rows} == {"A": 2, "B": 0, "C": 2}
+    assert all("Bradley-Terry" in row["rating_model"] for row in rows)
     with open(matrix_csv, encoding="utf-8") as matrix_file:
         cells = list(csv.DictReader(matrix_file))
     assert len(cells) == 6  # every ordered pair

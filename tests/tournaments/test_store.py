@@ -12,7 +12,7 @@ import pytest
 
 from cardarena.tournaments.report import build_report
 from cardarena.tournaments.report.text import report_text
-from cardarena.tournaments.store import GameRecord, StoreError, TournamentStore
+from cardarena.tournaments.store import GameRecord, StoreError, TournamentLocked, TournamentStore
 
 
 def game(key: str, kind: str | None, load: float | None, result: str = "win") -> GameRecord:
@@ -43,8 +43,25 @@ def test_discard_kinds_and_timeouts_under_overload(tmp_path: Path) -> None:
         assert store.discard(("referee",)) == 1
         assert store.discard(("crash", "referee"), timeouts_above_load=1.0) == 2
         assert sorted(store.done_keys()) == ["bad", "ok", "slow"]
-    for suffix in ("", ".lock"):
-        assert stat.S_IMODE(Path(f"{db}{suffix}").stat().st_mode) == 0o600
+        for suffix in ("", ".lock"):  # owner-only files
+            assert stat.S_IMODE(Path(f"{db}{suffix}").stat().st_mode) == 0o600
+    # Done: the lock file goes, and the next run makes a new one.
+    assert not Path(f"{db}.lock").exists()
+    with TournamentStore(str(db)) as store:
+        assert Path(f"{db}.lock").exists()
+        with pytest.raises(TournamentLocked):
+            TournamentStore(str(db))
+    assert not Path(f"{db}.lock").exists()
+
+
+def test_a_lock_file_replaced_meanwhile_is_left_alone(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    store = TournamentStore(str(db))
+    lock = Path(f"{db}.lock")
+    lock.unlink()
+    lock.write_text("another run's lock")  # not the file this store holds
+    store.close()
+    assert lock.read_text() == "another run's lock"
 
 
 def test_report_counts_timeouts_under_overload_apart() -> None:

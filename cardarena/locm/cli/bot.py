@@ -32,23 +32,42 @@ class InputEnded(EOFError):
     """The referee closed our stdin: the game is over."""
 
 
+class BadInput(ValueError):
+    """What came on stdin is not a referee's turn input (one line says what and where)."""
+
+
 def _read_block(readline: Callable[[], str]) -> list[str]:
-    """One turn's input lines (players, opponent actions, cards), as the referee sends them."""
+    """One turn's input lines (players, opponent actions, cards), as the referee sends them.
+
+    The end of the input before a turn is the end of the game (:class:`InputEnded`); an
+    end in the middle of a turn, or lines that are not a turn's, are :class:`BadInput`."""
+    lines: list[str] = []
 
     def line() -> str:
         text = readline()
         if not text:
-            raise InputEnded
-        return text.rstrip("\r\n")
+            if not lines:
+                raise InputEnded
+            raise BadInput(f"the input ended in the middle of a turn, after {len(lines)} "
+                           f"line(s) (the last: {lines[-1]!r})")  # fmt: skip
+        lines.append(text.rstrip("\r\n"))
+        return lines[-1]
 
-    lines = [line(), line()]
-    opponent = line()
-    lines.append(opponent)
-    actions = int(opponent.split()[1])
-    lines.extend(line() for _ in range(actions))
-    count = line()
-    lines.append(count)
-    lines.extend(line() for _ in range(int(count)))
+    def number(text: str, field: int, what: str) -> int:
+        try:
+            return int(text.split()[field])
+        except (IndexError, ValueError):
+            raise BadInput(f"not a turn's input: line {len(lines)} should give {what}, got "
+                           f"{text[:80]!r}") from None  # fmt: skip
+
+    number(line(), 0, "the player's health first")
+    line()
+    actions = number(line(), 1, "the opponent's hand size and action count")
+    for _ in range(actions):
+        line()
+    count = number(line(), 0, "the number of cards")
+    for _ in range(count):
+        line()
     return lines
 
 
@@ -160,7 +179,13 @@ def run_bot(
             lines = _read_block(source.readline)
         except InputEnded:
             return 0
-        sink.write(session.answer(lines) + "\n")
+        try:
+            answer = session.answer(lines)
+        except (ValueError, IndexError, KeyError) as error:
+            why = f"{type(error).__name__}: {error}"
+            raise BadInput(f"cannot answer this turn's input ({why}); it starts "
+                           f"{lines[0][:80]!r}") from None  # fmt: skip
+        sink.write(answer + "\n")
         sink.flush()
 
 

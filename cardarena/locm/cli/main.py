@@ -13,16 +13,23 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from ... import __version__
 from ...argtypes import count, positive_number
 from ..agents import BUILTIN_AGENTS, RandomAgent
 from ..engine.cards import ABILITIES_TEXT, generate_cards
 from ..engine.javarandom import JavaRandom
 from ..engine.params import ParameterError, parse_parameter_string, random_seed, resolve_parameters
 from ..engine.rules import DEFAULT_VERSION, VERSIONS, ruleset
-from ..engine.state import State
+from ..engine.state import EndReason, State
 from ..play import HUMAN
 from ..referee.botenv import parse_bot_env
-from ..referee.game_loop import RefereeTerminated, TimeControl, check_player, play_game
+from ..referee.game_loop import (
+    GameOutcome,
+    RefereeTerminated,
+    TimeControl,
+    check_player,
+    play_game,
+)
 from ..referee.players import StartError
 from ..referee.replay import ReplayError, load_log, replay_lines
 from . import options, play_human
@@ -104,10 +111,6 @@ def _cmd_play(args: argparse.Namespace) -> int:
         sandbox=not args.no_sandbox,
         bot_env=bot_env,
     )
-    seats = zip(("-p1", "-p2"), (args.p1, args.p2), outcome.early_exits, strict=True)
-    for option, command, why in seats:
-        if why:  # scored as a loss, as the official runner does; but say why
-            print(f"locm: warning: {option} {command!r} {why}", file=sys.stderr)
     log_error = None
     if args.logs:
         # The jar writes the log before the scores: `-l /dev/stdout` scripts rely on it.
@@ -127,10 +130,55 @@ def _cmd_play(args: argparse.Namespace) -> int:
     print("null" if scores is None else scores[1])
     for line in outcome.parameter_lines:
         print(line)
+    if not args.quiet:  # what went wrong, after the result lines (scripts read those)
+        sys.stdout.flush()
+        for line in problem_lines(outcome, (args.p1, args.p2), args.logs):
+            print(line, file=sys.stderr)
     if log_error:
         sys.stdout.flush()
         raise UsageError(log_error)  # after the result lines: the result is not lost
     return 0
+
+
+def problem_lines(
+    outcome: GameOutcome, commands: Sequence[str], log: str | None
+) -> list[str]:
+    """One line per bot that did something wrong (illegal actions, with the first one
+    quoted; a timeout, a crash, invalid output), saying where to see the details: the
+    official output is only the scores, and the referee's warnings are in the log."""
+    if log and not _writes_in_place(log):
+        where = f"see each turn with: locm view {log}"
+    else:
+        where = "to see each turn, play again with -l game.json, then: locm view game.json"
+    lines = []
+    for seat, (option, command) in enumerate(zip(("-p1", "-p2"), commands, strict=True)):
+        problems = []
+        token = f"${seat}"
+        illegal = [line.removeprefix(f"[Warning] {token} Action is not legal: ")
+                   for line in outcome.summaries
+                   if line.startswith(f"[Warning] {token} Action is not legal: ")]  # fmt: skip
+        count = len(illegal) + sum(
+            int(line.split()[3]) for line in outcome.summaries
+            if line.startswith(f"[Warning] {token} Performed another ")
+        )  # fmt: skip
+        if count:
+            plural = "s" if count > 1 else ""
+            problems.append(f"{count} illegal action{plural} (the first: {illegal[0]!r})")
+        if outcome.early_exits[seat]:
+            problems.append(str(outcome.early_exits[seat]))
+        elif outcome.error_player == seat:
+            error = next((line for line in reversed(outcome.summaries)
+                          if line.startswith(token)), "")  # fmt: skip
+            if outcome.end_reason == EndReason.INVALID_OUTPUT:
+                why = error.removeprefix(f"{token}:").removeprefix(token).strip()
+                problems.append(f"invalid output ({why}): lost")
+            elif outcome.exited[seat]:
+                problems.append("exited during the game (a crash?): lost")
+            else:
+                problems.append("timed out: lost")
+        if problems:
+            lines.append(f"locm: warning: {option} {command!r}: {'; '.join(problems)}; {where}")
+    return lines
 
 
 def check_log_path(path: str) -> None:
@@ -204,7 +252,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 def _cmd_generate(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else random_seed()
     print(("%7s" * 5 + "%10s" + "%7s" * 4) % GENERATE_COLUMNS)
-    print("=" * 76)
+    print("=" * 76, flush=True)
     for card in generate_cards(seed, args.n):
         row = (card.base_id, card.type, card.cost, card.attack, card.defense)
         tail = (card.my_health, card.opp_health, card.draw, card.area)
@@ -241,6 +289,10 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
         "refused)",
     )
     play.add_argument("-l", "--logs", metavar="FILE", help="write the GameResult JSON log here")
+    play.add_argument(
+        "-q", "--quiet", action="store_true",
+        help="say nothing on stderr about illegal actions, timeouts, crashes or invalid output",
+    )  # fmt: skip
     play.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     play.add_argument(
         "--league",
@@ -269,6 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="locm",
         description="Legends of Code and Magic 1.0/1.2/1.5, faithful to the official referees.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_play(commands)
     replay = commands.add_parser("replay", help="print a logged game turn by turn")
@@ -286,7 +339,12 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--seed", type=_seed, help="cardGenSeed (default: random)")
     generate.set_defaults(run=_cmd_generate)
     demo = commands.add_parser(
-        "demo", help="play one full game between two built-in random agents and print it"
+        "demo",
+        help="play one full game between two built-in random agents; print the result and "
+        "the parameters that replay it",
+        description="Play one game of LOCM between two built-in random agents and print who "
+        "won, how (the end reason, battle turns, actions, final health) and every game "
+        "parameter used: the same --version and --seed play the same game again.",
     )
     demo.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     demo.add_argument("--seed", type=_seed, help="game seed (default: random)")
@@ -300,6 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    args: argparse.Namespace | None = None
     try:
         args = parser.parse_args(argv)
         if getattr(args, "run", None) is None:
@@ -309,8 +368,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ParameterError, StartError, ReplayError, ValueError) as error:
         print(f"locm: error: {error}", file=sys.stderr)
         return USAGE_ERROR
-    except KeyboardInterrupt:
-        print("locm: interrupted; the bots were stopped", file=sys.stderr)
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT
+        command = getattr(args, "command", None)
+        done = "; the bots were stopped" if command == "play" else ""
+        print(f"locm{f' {command}' if command else ''}: interrupted{done}", file=sys.stderr)
         return EXIT_SIGINT
     except RefereeTerminated:
         print("locm: terminated; the bots were stopped", file=sys.stderr)

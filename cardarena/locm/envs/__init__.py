@@ -1,7 +1,7 @@
 """Gymnasium and PettingZoo environments for LOCM 1.0, 1.2 and 1.5.
 
 Importing this package registers the Gymnasium ids (it needs the ``envs`` extra:
-``pip install "cardarena[envs]"``)::
+``pip install ".[envs]"``)::
 
     cardarena/LOCM-v0               the whole game: deck building, then battle
     cardarena/LOCM-deckbuilding-v0  deck building; the battle is played by policies
@@ -60,7 +60,8 @@ else:
     def __getattr__(name: str) -> Any:
         if name in ("LOCMBattleEnv", "LOCMDeckBuildingEnv", "LOCMEnv", "MaskedDiscrete"):
             raise ImportError(
-                f'cardarena.locm.envs.{name} needs gymnasium: pip install "cardarena[envs]"'
+                f"cardarena.locm.envs.{name} needs gymnasium: pip install "
+                '".[envs]" in the cardarena folder, or pip install gymnasium'
             )
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -6,7 +6,7 @@ call over the whole batch, in which the learner's actions are applied and the
 opponent's and the scripted policies' moves are played, when those are the compiled
 ``"random"`` or ``"greedy"``. Any other policy is a batched callable
 ``(observations[k, obs], masks[k, n]) -> actions[k]``, called once per round for every
-game that waits for it. Needs numba (``pip install "cardarena[fast]"``).
+game that waits for it. Needs numba (``pip install ".[fast]"``).
 
 What is equal to N single environments stepped with the same actions (the tests
 check it): observations, masks, rewards, terminations, infos and autoresets, for the

@@ -1,12 +1,18 @@
 """The compiled batch engine of LOCM: N games at once over arrays, the reference rules.
 
-Needs the ``fast`` extra (numba): ``pip install "cardarena[fast]"``. The array
+Needs the ``fast`` extra (numba): ``pip install ".[fast]"``. The array
 layout (:mod:`.layout`) is plain constants and imports without it.
 """
 
 from __future__ import annotations
 
-INSTALL_HINT = 'the fast engine needs numba: pip install "cardarena[fast]"'
+import os
+import sys
+
+INSTALL_HINT = (
+    'the fast engine needs numba: pip install ".[fast]" in the cardarena folder, or pip install '
+    "numba"
+)
 
 
 class FastEngineUnavailable(ImportError):
@@ -27,24 +33,57 @@ def require_numba() -> None:
 
 
 _cache_checked = False
+
+
+def user_cache_dir() -> str:
+    """Where numba caches machine code unless ``NUMBA_CACHE_DIR`` says otherwise: the
+    user's cache folder (``$XDG_CACHE_HOME/cardarena/numba``, else
+    ``~/.cache/cardarena/numba``), never the installed package. Files numba wrote into
+    ``site-packages/cardarena`` were left behind by ``pip uninstall``, and that leftover
+    folder then shadowed a later editable install."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "cardarena", "numba")
+
+
+def _use_user_cache() -> None:
+    """Point numba's cache at :func:`user_cache_dir` unless the user chose a folder.
+
+    Run when this package is imported, before any of its modules is compiled: numba
+    picks a function's cache folder when the decorator runs. The environment variable
+    also reaches the worker processes a tournament starts."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    os.environ["NUMBA_CACHE_DIR"] = user_cache_dir()
+    config = sys.modules.get("numba.core.config")
+    if config is not None and not getattr(config, "CACHE_DIR", ""):
+        config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]  # numba was imported before us
+
+
+_use_user_cache()
 _SOURCES = ("fast", "engine", "encoding")
 """The packages (under cardarena/locm) whose constants compiled code bakes in."""
 FINGERPRINT_FILE = "cardarena-fast.fingerprint"
 
 
 def _cache_folders() -> list[str]:
-    """Where numba may cache this package's machine code: NUMBA_CACHE_DIR, beside the
-    sources, or the user-wide cache folder (numba picks the first that works)."""
+    """The folder where numba caches this package's machine code: the first of its
+    locators that works (NUMBA_CACHE_DIR, set by :func:`_use_user_cache`, comes first).
+    Only that one: a fingerprint written into the package's own ``__pycache__`` would
+    be a file ``pip uninstall`` leaves behind."""
     try:
         from numba.core.caching import CacheImpl
 
-        locators = [cls.from_function(_cache_folders, __file__)
-                    for cls in CacheImpl._locator_classes]  # fmt: skip
-        return [loc.get_cache_path() for loc in locators if loc is not None]
-    except Exception:  # a numba without these internals: at least the in-tree cache
-        import os
+        for cls in CacheImpl._locator_classes:
+            locator = cls.from_function(_cache_folders, __file__)
+            if locator is not None:
+                return [locator.get_cache_path()]
+        return []
+    except Exception:  # a numba without these internals: the folder it would pick
+        import hashlib
 
-        return [os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")]
+        here = os.path.dirname(os.path.abspath(__file__))
+        subpath = f"fast_{hashlib.sha1(here.encode()).hexdigest()}"
+        return [os.path.join(os.environ.get("NUMBA_CACHE_DIR") or user_cache_dir(), subpath)]
 
 
 def sources_fingerprint(numba_version: str, root: str | None = None) -> str:

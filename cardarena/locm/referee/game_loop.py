@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import signal
 import threading
 import time
@@ -40,6 +41,9 @@ from .players import InProcessPlayer, Player, ProcessPlayer, StartError, check_c
 from .protocol_game import ProtocolGame, Request
 
 BUILTIN_PREFIX = "builtin:"
+EXIT_GRACE_S = 0.2
+"""After a missing answer, how long a bot process has to exit for it to count as a crash
+(said by ``locm play``) rather than a timeout; the game is lost either way."""
 
 
 def in_process(spec: str) -> bool:
@@ -98,6 +102,9 @@ class GameOutcome:
     early_exits: tuple[str | None, str | None] = (None, None)
     """Per player: why it never answered, if it exited with an error status before its
     first answer (a broken command line, a missing script); the game still counts."""
+    exited: tuple[bool, bool] = (False, False)
+    """Per player: a missing answer came from a bot process whose output had ended (it
+    exited or crashed), not from one that was still running (a timeout)."""
 
 
 def make_player(
@@ -150,6 +157,7 @@ async def run_game(
         watch(game)
     recorder = GameResultRecorder()
     early_exits: list[str | None] = [None, None]
+    exited = [False, False]
     try:
         # Every start is awaited, even after one fails (a bot command refused before it
         # runs): a bot still being started would otherwise escape the closing below.
@@ -168,6 +176,11 @@ async def run_game(
             timed = await _ask(players, requests, game, time_control)
             answers = [line for line, _ns in timed]
             for request, line in zip(requests, answers, strict=True):
+                if line is None:
+                    player = players[request.player]
+                    exited[request.player] = isinstance(player, ProcessPlayer) and (
+                        await player.exits_within(EXIT_GRACE_S)
+                    )
                 if line is None and not answered[request.player]:
                     early_exits[request.player] = await _early_exit(players[request.player])
                 answered[request.player] = True
@@ -177,7 +190,8 @@ async def run_game(
             _record(recorder, game, players, requests, answers, elapsed, battle_turn, frames, seen)
     finally:
         await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
-    return _outcome(game, recorder, players, time_control, (early_exits[0], early_exits[1]))
+    outcome = _outcome(game, recorder, players, time_control, (early_exits[0], early_exits[1]))
+    return dataclasses.replace(outcome, exited=(exited[0], exited[1]))
 
 
 async def _ask(

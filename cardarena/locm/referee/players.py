@@ -318,6 +318,19 @@ class ProcessPlayer:
             self._answered = self._answered or bool(chunk)
             self._lines.feed(chunk)
 
+    async def exits_within(self, seconds: float) -> bool:
+        """After a missing answer (the game is over): whether the bot's output ended or its
+        process exits within ``seconds`` — a crash that the clock overtook on a loaded
+        machine — rather than it still running (a timeout)."""
+        process = self._process
+        if self._eof or process is None:
+            return self._eof
+        try:
+            await asyncio.wait_for(asyncio.shield(process.wait()), seconds)
+        except TimeoutError:
+            return False
+        return True
+
     async def _settle_stderr(self) -> None:
         """After a crash, give its last words a moment to reach the log."""
         if self._stderr_task is not None:

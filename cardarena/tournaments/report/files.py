@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 
-from .model import Report
+from .model import RATING_MODEL, Report
 
 
 def write_csv(report: Report, directory: str) -> list[str]:
@@ -17,14 +18,14 @@ def write_csv(report: Report, directory: str) -> list[str]:
         writer.writerow(
             ["bot", "games", "wins", "losses", "draws", "win_rate", "rating", "rating_low",
              "rating_high", "mean_turn_ms", "max_turn_ms", "timeouts", "crashes",
-             "invalid_outputs", "overloaded_timeouts"]
+             "invalid_outputs", "overloaded_timeouts", "rating_model"]
         )  # fmt: skip
         for b in report.bots:
             writer.writerow(
                 [b.name, b.games, b.wins, b.losses, b.draws, _num(b.rate), _num(b.rating),
                  _num(b.rating_low), _num(b.rating_high), _num(b.mean_turn_ms),
                  _num(b.max_turn_ms), b.timeouts, b.crashes, b.invalid_outputs,
-                 b.overloaded_timeouts]
+                 b.overloaded_timeouts, RATING_MODEL]
             )  # fmt: skip
     matrix_path = os.path.join(directory, "matrix.csv")
     with open(matrix_path, "w", newline="", encoding="utf-8") as out:
@@ -52,4 +53,5 @@ def write_json(report: Report, directory: str) -> str:
 
 
 def _num(value: float | None) -> str:
-    return "" if value is None else f"{value:.6g}"
+    """A number as text; none, or not finite (a bot without games has no interval): empty."""
+    return "" if value is None or not math.isfinite(value) else f"{value:.6g}"

@@ -8,13 +8,14 @@ the game's own viewer page, which the game provides (LOCM: :mod:`cardarena.locm.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ...pages import asset, content_policy, render, trusted
 from ..store import GameRecord, reading
-from .model import OVERLOAD, Report, build_report, wilson_interval
+from .model import OVERLOAD, RATING_MODEL, Report, build_report, wilson_interval
 
 PICTURES = ("matrix.png", "ratings.png")
 Row = dict[str, object]
@@ -63,8 +64,9 @@ def _bot_rows(report: Report) -> list[Row]:
         rows.append({
             "name": bot.name, "games": bot.games, "wins": bot.wins, "losses": bot.losses,
             "draws": bot.draws, "rate": _pct(bot.rate), "low": f"{low:.0%}",
-            "high": f"{high:.0%}", "rating": f"{bot.rating:.2f}",
-            "rating_low": f"{bot.rating_low:.2f}", "rating_high": f"{bot.rating_high:.2f}",
+            "high": f"{high:.0%}", "rated": math.isfinite(bot.rating_sigma),  # played
+            "rating": f"{bot.rating:.1f}",
+            "rating_low": f"{bot.rating_low:.1f}", "rating_high": f"{bot.rating_high:.1f}",
             "mean_turn_ms": f"{bot.mean_turn_ms:.1f}", "max_turn_ms": f"{bot.max_turn_ms:.1f}",
             "timeouts": bot.timeouts, "overloaded_timeouts": bot.overloaded_timeouts,
             "crashes": bot.crashes, "invalid_outputs": bot.invalid_outputs,
@@ -163,6 +165,7 @@ def report_page(
         now=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
         key="-".join(map(str, snapshot.version_key)),
         overload=f"{OVERLOAD:g}",
+        rating_model=RATING_MODEL,
         bots=_bot_rows(report),
         names=[b.name for b in report.bots],
         matrix=_matrix_rows(report),

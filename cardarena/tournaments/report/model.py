@@ -11,9 +11,10 @@ Conventions (also in docs/tournaments.md):
   core (1-minute load average / cores, stored with the game) was above
   ``OVERLOAD``: bots were then waiting for a CPU, and the timeout may be the
   machine's fault rather than the bot's.
-* Ratings: OpenSkill's Bradley-Terry model (``BradleyTerryFull``) fitted over all
-  games in schedule order (not completion order, so the ratings do not depend
-  on the number of workers); the interval is ``mu ± 1.96 sigma``.
+* Ratings: the Bradley-Terry model on the Elo scale, fitted to all games at once by
+  maximum likelihood (:mod:`.ratings`), so they do not depend on the order the games
+  finished in; the interval is ``rating ± 1.96 sigma``. Equal ratings are ordered by
+  the tied bots' games against each other.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from statistics import NormalDist
 from typing import Any
 
 from ..store import GameRecord
+from . import ratings
 
 Z95 = NormalDist().inv_cdf(0.975)
 OVERLOAD = 1.0
@@ -117,12 +119,16 @@ class Report:
             entry.pop("name")
             entry["win_rate"] = bot.rate
             entry["rating_ci95"] = [bot.rating_low, bot.rating_high]
+            if not math.isfinite(bot.rating_sigma):  # no games yet: JSON has no infinity
+                entry["rating_sigma"] = None
+                entry["rating_low"] = entry["rating_high"] = None
+                entry["rating_ci95"] = [None, None]
             bots[bot.name] = entry
         return {
             "games": self.games,
             "referee_errors": self.referee_errors,
             "settings": self.settings,
-            "rating_model": "openskill BradleyTerryFull (interval: mu ± 1.96 sigma)",
+            "rating_model": RATING_MODEL,
             "bots": bots,
             "matrix": {
                 a: {b: pair(stats) for b, stats in row.items()} for a, row in self.matrix.items()
@@ -130,24 +136,8 @@ class Report:
         }
 
 
-_RANKS: dict[int | None, list[int]] = {None: [1, 1], 0: [1, 2], 1: [2, 1]}
-"""OpenSkill ranks (1 = best) of the two seats by winning seat; equal ranks = a tie."""
-
-
-def _ratings(names: Sequence[str], records: Sequence[GameRecord]) -> dict[str, tuple[float, float]]:
-    """(mu, sigma) per bot from OpenSkill's Bradley-Terry model, games in the given order."""
-    from openskill.models import BradleyTerryFull
-
-    model = BradleyTerryFull()
-    ratings = {name: model.rating(name=name) for name in names}
-    for record in records:
-        if record.result == "error":
-            continue
-        first, second = ratings[record.first], ratings[record.second]
-        ranks = _RANKS[record.winner]
-        [[new_first], [new_second]] = model.rate([[first], [second]], ranks=ranks)
-        ratings[record.first], ratings[record.second] = new_first, new_second
-    return {name: (r.mu, r.sigma) for name, r in ratings.items()}
+RATING_MODEL = f"{ratings.MODEL}; interval: rating ± 1.96 sigma"
+"""What the report says about its ratings (text, JSON, page and picture)."""
 
 
 def build_report(
@@ -196,11 +186,17 @@ def build_report(
                     bot.invalid_outputs += 1
     for name, bot in stats.items():
         bot.mean_turn_ms = turn_ms_total[name] / bot.turns if bot.turns else 0.0
-    for name, (mu, sigma) in _ratings(names, counted).items():
+    head_to_head = {(a, b): (pair.score, pair.games)
+                    for a, row in matrix.items() for b, pair in row.items()}  # fmt: skip
+    once = {(a, b): v for (a, b), v in head_to_head.items() if names.index(a) < names.index(b)}
+    for name, (rating, sigma) in ratings.fit(names, once).items():
         bot = stats[name]
-        bot.rating, bot.rating_sigma = mu, sigma
-        bot.rating_low, bot.rating_high = mu - Z95 * sigma, mu + Z95 * sigma
-    ordered = sorted(stats.values(), key=lambda b: (-b.rating, b.name))
+        bot.rating, bot.rating_sigma = rating, sigma
+        bot.rating_low, bot.rating_high = rating - Z95 * sigma, rating + Z95 * sigma
+    by_rating = {name: bot.rating for name, bot in stats.items()}
+    ranked = [stats[name] for name in ratings.rank(names, by_rating, head_to_head)]
+    # A bot without games yet has no rating (its 0 is a placeholder): listed last.
+    ordered = sorted(ranked, key=lambda bot: not math.isfinite(bot.rating_sigma))
     return Report(
         games=len(counted),
         bots=ordered,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from typing import TYPE_CHECKING
 
@@ -51,14 +52,14 @@ def plot_matrix(report: Report, path: str) -> None:
 def plot_ratings(report: Report, path: str) -> None:
     """Each bot's rating with its 95% interval, best at the top."""
     plt = _pyplot()
-    bots = list(reversed(report.bots))
+    bots = [b for b in reversed(report.bots) if math.isfinite(b.rating_sigma)]
     fig, ax = plt.subplots(figsize=(6.5, 1.0 + 0.5 * len(bots)))
     ys = range(len(bots))
     mus = [b.rating for b in bots]
     errors = [[b.rating - b.rating_low for b in bots], [b.rating_high - b.rating for b in bots]]
     ax.errorbar(mus, ys, xerr=errors, fmt="o", capsize=4)
     ax.set_yticks(list(ys), [b.name for b in bots])
-    ax.set_xlabel("rating (OpenSkill Bradley-Terry mu, 95% interval)")
+    ax.set_xlabel("rating, Elo points (Bradley-Terry, maximum likelihood; 95% interval)")
     ax.set_title(f"Ratings ({report.games} games)")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .model import OVERLOAD, Report, wilson_interval
+import math
+
+from .model import OVERLOAD, RATING_MODEL, Report, wilson_interval
 
 
 def report_text(report: Report) -> str:
@@ -14,7 +16,7 @@ def report_text(report: Report) -> str:
     )]  # fmt: skip
     lines.append("")
     lines.append(
-        f"{'bot':<{width}}  games  wins  win rate [95% CI]     rating [95% CI]        "
+        f"{'bot':<{width}}  games  wins  win rate [95% CI]     rating [95% CI]           "
         "mean ms   max ms  timeouts crashes invalid"
     )
     for b in report.bots:
@@ -22,10 +24,11 @@ def report_text(report: Report) -> str:
         low, high = wilson_interval(b.wins + b.draws / 2, b.games)
         lines.append(
             f"{b.name:<{width}}  {b.games:5d} {b.wins:5d}  {rate} [{low:4.0%}, {high:4.0%}]"
-            f"  {b.rating:6.2f} [{b.rating_low:6.2f}, {b.rating_high:6.2f}]"
+            f"  {_rating(b.rating, b.rating_low, b.rating_high)}"
             f"  {b.mean_turn_ms:8.1f} {b.max_turn_ms:8.1f}  {b.timeouts:8d} {b.crashes:7d}"
             f" {b.invalid_outputs:7d}"
         )
+    lines.append(f"ratings: {RATING_MODEL}; equal ratings ordered by the games between them")
     overloaded = [b for b in report.bots if b.overloaded_timeouts]
     if overloaded:
         counts = ", ".join(f"{b.name} {b.overloaded_timeouts}" for b in overloaded)
@@ -48,3 +51,10 @@ def report_text(report: Report) -> str:
             cells.append(f"{stats.rate:.0%} [{low:.0%},{high:.0%}]".rjust(cell))
         lines.append(f"{a:<{width}}" + "".join(cells))
     return "\n".join(lines)
+
+
+def _rating(rating: float, low: float, high: float) -> str:
+    """``rating [low, high]`` in Elo points, a fixed width; a bot without games: ``-``."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"{'-':>7} {'':18}"
+    return f"{rating:7.1f} [{low:7.1f}, {high:7.1f}]"

@@ -8,6 +8,7 @@ building included), where MODE happens:
   sleep       sleep 120 s before answering (a timeout)
   crash       exit with status 3 without answering
   garbage     answer "HELLO WORLD" (a hard error)
+  illegal     from then on, put "ATTACK 999 -1" before its battle actions (a warning)
   empty       answer an empty line
   two         answer two lines at once: its normal answer and "PASS"
   long        answer a line of 20,000 bytes
@@ -79,6 +80,7 @@ def main():
                 sys.exit(3)
             elif mode == "garbage":
                 line = "HELLO WORLD"
+
             elif mode == "empty":
                 line = ""
             elif mode == "two":
@@ -90,6 +92,8 @@ def main():
                 child = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
                 subprocess.Popen([sys.executable, "-c", child + "time.sleep(600)", *sys.argv])
                 time.sleep(600)
+        if mode == "illegal" and turn >= at and block[0] > 0:
+            line = f"ATTACK 999 -1;{line}"
         if mode == "cr":
             out.write(line + "\r")
             out.flush()
