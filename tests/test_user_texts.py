@@ -3,6 +3,7 @@ never have, no reference to our issue tracker's discussions as a default or a re
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +33,8 @@ def test_no_text_names_what_users_never_have() -> None:
         # Tests may check that a page never names ../shared; none speaks of the issue.
         words = ISSUE_WORDS if ROOT / "tests" in path.parents else OUTSIDE_WORDS
         found += [f"{path.relative_to(ROOT)}: {word}" for word in words if word in text]
+        # Nor does any text point into the tracker by number ("issue 20.6", "issue_10").
+        found += [f"{path.relative_to(ROOT)}: {m}" for m in re.findall(r"\bissues?[ _]\d+", text)]
     assert found == []
 
 

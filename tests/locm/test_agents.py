@@ -160,7 +160,7 @@ def test_bot_processes_play_through_the_referee(version: str) -> None:
 
 
 def test_search_never_plans_through_its_own_death() -> None:
-    """Regression (issue 10): a 1.2 card that costs its player health (#25: -2 to both
+    """Regression: a 1.2 card that costs its player health (#25: -2 to both
     players) could end the game in a beam candidate; the reply stage then applied PASS
     to a finished game and the bot crashed ("the game has ended; cannot apply PASS").
     How deep the beam got depended on the clock, hence 3 crashes in 4 runs."""

@@ -265,7 +265,7 @@ def test_an_interrupted_game_leaves_no_log(tmp_path: Path, tag: str, signum: int
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.json"]
 
 
-def test_search_bot_regression_game_of_issue_10(tmp_path: Path) -> None:
+def test_search_bot_regression_game_with_a_health_costing_card(tmp_path: Path) -> None:
     # 3 crashes in 4 runs under load before the fix ("the game has ended; cannot apply
     # PASS"); the faulty path itself is unit-tested in test_agents. Two budgets here,
     # so that the search reaches different depths.

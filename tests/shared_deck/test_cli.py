@@ -172,7 +172,7 @@ def test_demo_runs_bots_and_prints_the_leaderboard() -> None:
     assert "Leaderboard after 1 tournament(s)" in demo.stdout
     for name in ("greedy-1", "greedy-2", "random-1", "random-2"):
         assert name in demo.stdout
-    # Issue 20.8: the demo says that it deletes its database, and does.
+    # The demo says that it deletes its database, and does.
     first, *_, last = demo.stdout.splitlines()
     db = first.rsplit(", database ", 1)[1]
     assert last.startswith(f"demo database {db} deleted ")
@@ -188,7 +188,7 @@ def test_a_database_that_cannot_be_opened_is_a_one_line_error(tmp_path: Path) ->
     ]
 
 
-# Issue 20.2 and 20.7: every command refuses a file that is not its own, untouched.
+# Every command refuses a file that is not its own, untouched.
 def locm_database(path: Path) -> None:
     """A real LOCM tournament database (cardarena.tournaments), copied as ``cp t.db c1.db``."""
     from cardarena.tournaments.store import TournamentStore

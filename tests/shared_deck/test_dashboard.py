@@ -216,7 +216,7 @@ def test_tournament_and_player_pages_show_the_stored_numbers(
 
 
 def test_pages_show_the_exact_64_bit_deck_seeds(league: RunningServer, page: Any) -> None:
-    """Issue 20: deck seeds are 63-bit integers; JSON.parse made 7149912976826791605 into
+    """Deck seeds are 63-bit integers; JSON.parse made 7149912976826791605 into
     7149912976826792000 on the tournament pages. The page must show the stored number."""
     from playwright.sync_api import expect
 

@@ -166,7 +166,7 @@ def test_a_second_server_on_the_same_database_is_refused_and_changes_nothing(
             f"shared-deck serve: database {db} is already served by another shared-deck serve"
             f" (process {first.process.pid}); lock file {db}.lock"
         ]
-        # The refused server leaves the first one's lock file as it was (issue 20.6).
+        # The refused server leaves the first one's lock file as it was.
         assert Path(f"{db}.lock").read_text() == f"{first.process.pid}\n"
         with contextlib.closing(Store(db, read_only=True)) as store:
             still = store.connection.execute(
@@ -398,7 +398,7 @@ def test_results_in_every_form_from_a_read_only_database(tmp_path: Path) -> None
     text = run_cli("results", "--db", str(db), "--json").stdout
     board = json.loads(text)
     assert board["tournaments"] == [1]
-    assert '\n "tournaments": [1],\n' in text  # issue 20.8: a list of numbers on one line
+    assert '\n "tournaments": [1],\n' in text  # a list of numbers on one line
     points = [row["points"] for row in board["leaderboard"]]
     assert points == sorted(points, reverse=True) and [r["rank"] for r in board["leaderboard"]] == [
         1, 2

@@ -115,7 +115,7 @@ def test_a_failing_tournament_write_leaves_nothing_behind(tmp_path: Path) -> Non
 
 
 def test_the_server_lock_file_is_left_only_by_its_holder(tmp_path: Path) -> None:
-    """Issue 20.6: DB.lock. A refused taker leaves the holder's file; a holder removes its file
+    """DB.lock: a refused taker leaves the holder's file; a holder removes its file
     when it lets go; a file left by a killed holder is taken over."""
     db = tmp_path / "league.db"
     lock_file = tmp_path / "league.db.lock"
