@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import functools
 import json
 import lzma
@@ -57,6 +58,14 @@ def spec_path(name: str) -> Path:
         f"this check compares with the LOCM specification text {name}, which is not part of "
         f"cardarena: set {SPEC_ENV} to a folder holding it to run it"
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Byte-compile the package once, before any test: the suite starts hundreds of Python
+    processes (bots, CLIs, servers), and where PYTHONDONTWRITEBYTECODE is set (as on CI
+    machines) each of them would otherwise compile every module it imports again."""
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
+        compileall.compile_dir(Path(__file__).resolve().parents[1] / "cardarena", quiet=1)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
