@@ -191,7 +191,12 @@ async def play_session(
     try:
         await asyncio.wait({game, stopper}, return_when=asyncio.FIRST_COMPLETED)
         if not game.done():
-            game.cancel()
+            # Cancel until it takes: before Python 3.12, asyncio.wait_for can swallow a
+            # cancellation that races with its result (a bot answering at that moment),
+            # and the game would then wait for the person for ever.
+            while not game.done():
+                game.cancel()
+                await asyncio.wait({game}, timeout=1.0)
             await asyncio.gather(game, return_exceptions=True)
             if why and why[0] == signal.SIGTERM:
                 raise RefereeTerminated("terminated by SIGTERM")

@@ -207,28 +207,25 @@ class ProcessPlayer:
         env = botenv.bot_environment(self.env, sandboxed=self.sandboxed)
         pipe = asyncio.subprocess.PIPE
         self._cgroup = _new_cgroup()
+        if self.sandboxed:
+            argv = _enter(self._cgroup, sandboxing.wrap(command, hide=self.hidden))
+            env = sandboxing.carry_environment(env)
+        else:
+            argv = _enter(self._cgroup, ["/bin/sh", "-c", command])
         try:
-            if self.sandboxed:
-                spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
-                    *_enter(self._cgroup, sandboxing.wrap(command, hide=self.hidden)),
-                    stdin=pipe, stdout=pipe, stderr=pipe, env=sandboxing.carry_environment(env),
-                    start_new_session=True,  # bwrap in its own process group, as below
-                ))  # fmt: skip
-                try:
-                    self._process = await asyncio.shield(spawn)
-                except asyncio.CancelledError:
-                    # Stopped (SIGTERM) while starting: keep the process so that close()
-                    # kills the sandbox. Cancelling the spawn would kill bwrap alone, and a
-                    # sandbox still being set up would then be left waiting for it forever.
-                    self._process = await spawn
-                    self._pgid = self._process.pid
-                    raise
-            else:
-                self._process = await asyncio.create_subprocess_exec(
-                    *_enter(self._cgroup, ["/bin/sh", "-c", command]),
-                    stdin=pipe, stdout=pipe, stderr=pipe, env=env,
-                    start_new_session=True,  # its own process group: killed as a whole
-                )  # fmt: skip
+            spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+                *argv, stdin=pipe, stdout=pipe, stderr=pipe, env=env,
+                start_new_session=True,  # its own process group: killed as a whole
+            ))  # fmt: skip
+            try:
+                self._process = await asyncio.shield(spawn)
+            except asyncio.CancelledError:
+                # Stopped (SIGTERM, Ctrl-C) while starting: keep the process so that close()
+                # kills it. Cancelling the spawn would leave a process nobody knows of (a
+                # sandbox still being set up would wait for bwrap forever).
+                self._process = await spawn
+                self._pgid = self._process.pid
+                raise
         except OSError as error:
             raise StartError(f"cannot start {self.command!r}: {error.strerror}") from None
         self._pgid = self._process.pid
