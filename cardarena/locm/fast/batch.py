@@ -20,7 +20,7 @@ import numpy as np
 
 from ..encoding.encoder import ActionLayout, action_layout
 from ..engine.params import GameParameters, game_parameters, random_seed, resolve_parameters
-from ..engine.rules import ruleset
+from ..engine.rules import DECK_SIZE, ruleset
 from ..engine.state import State
 from . import generators, kernels
 from . import layout as L
@@ -57,6 +57,13 @@ def _pool_rows(version: str, league: int) -> np.ndarray:
     return rows
 
 
+def new_game_arrays(version: str, league: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """What compiled code needs to start a game from its seed alone
+    (:func:`.generators.start_row`): the template row and the draft's card rows."""
+    rules = ruleset(version)
+    return _template(rules.version), _pool_rows(rules.version, rules.check_league(league))
+
+
 class Batch:
     """N games of one LOCM version, stepped together by compiled kernels.
 
@@ -89,6 +96,9 @@ class Batch:
         self.league = league
         self._status = np.zeros(len(seeds), np.int8)
         self._id_maps: dict[int, dict[int, int]] = {}
+        self._known = np.array([p is not None for p in params], np.bool_)
+        """Per game: may it have parameters or an id map to forget when it restarts? (So
+        that restarting many games touches only those, with no Python per game.)"""
 
     # --- creating games -----------------------------------------------------------------
 
@@ -123,6 +133,7 @@ class Batch:
             game_seed_array = np.array([p.seed for p in resolved], np.int64)
             batch._fill(np.arange(len(resolved)), game_seed_array, subseeds, tables)
             batch.params = list(resolved)
+            batch._known[:] = True
             return batch
         if seeds is not None:
             game_seed_array = np.fromiter((int(s) for s in seeds), np.int64)
@@ -161,7 +172,7 @@ class Batch:
         """New games ``games`` at the start of deck building from their sub-seeds and tables."""
         rows = np.repeat(_template(self.version)[None, :], len(games), axis=0)
         names = generators.subseed_names(self.version)
-        rows[:, L.CARD_COUNT] = L.MAX_CARDS if self.version == "1.5" else 3 * 30
+        rows[:, L.CARD_COUNT] = 3 * DECK_SIZE if ruleset(self.version).draft else L.MAX_CARDS
         for player in (0, 1):
             shuffle_seeds = subseeds[:, names.index(f"shufflePlayer{player}Seed")]
             rows[:, L.SHUFFLE_SEED + 2 * player] = (shuffle_seeds >> 32).astype(np.int32)
@@ -178,9 +189,17 @@ class Batch:
     def _forget(self, games: np.ndarray, seeds: np.ndarray) -> None:
         """The new games' seeds; what the batch knew of the old games there goes."""
         self.seeds[games] = seeds
-        for g in games.tolist():  # the reset games only: scanning all N costs ~1 ms a call
+        self.restarted(games)
+
+    def restarted(self, games: np.ndarray) -> None:
+        """Rows ``games`` hold new games of the seeds in :attr:`seeds`, written by compiled
+        code (:func:`.generators.start_row`): forget the parameters and id maps of the old
+        games there (vectorised: only games that had any are visited)."""
+        known = games[self._known[games]]
+        for g in known.tolist():
             self.params[g] = None
             self._id_maps.pop(g, None)
+        self._known[known] = False
 
     # --- reading ------------------------------------------------------------------------
 
@@ -252,6 +271,7 @@ class Batch:
         if params is None:
             params = resolve_parameters(self.version, {"seed": int(self.seeds[i])})
             self.params[i] = params
+            self._known[i] = True
         return params
 
     def to_state(self, i: int) -> State:
@@ -267,6 +287,7 @@ class Batch:
         self.state[i], self.cards[i] = row_from_state(state, ids)
         self.params[i] = state.params
         self.seeds[i] = state.params.seed
+        self._known[i] = True
         if ids:
             self._id_maps[i] = ids
         else:
@@ -277,6 +298,7 @@ class Batch:
         copy = Batch(self.version, self.state.copy(), self.cards.copy(), list(self.params),
                      self.seeds.copy(), self.league)  # fmt: skip
         copy._id_maps = {i: dict(m) for i, m in self._id_maps.items()}
+        copy._known = self._known.copy()
         return copy
 
     def reset_games(self, games: np.ndarray | Sequence[int], seeds: Iterable[int]) -> None:
