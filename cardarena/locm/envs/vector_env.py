@@ -20,10 +20,9 @@ one-step evaluation) but from their own random streams, so their games differ.
 
 from __future__ import annotations
 
-import itertools
-import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import gymnasium as gym
@@ -46,6 +45,7 @@ require_numba()
 from ..fast import pcg64  # noqa: E402 (after the one-line install hint)
 from ..fast import vector as kernels  # noqa: E402
 from ..fast.batch import Batch, new_game_arrays  # noqa: E402
+from ..fast.threads import run_all, slices, thread_count  # noqa: E402
 
 _PHASE_NAMES = np.array(["deck_building", "battle", "ended"], dtype=object)
 _LEARNING = {"game": -1, "deckbuilding": 0, "battle": 1}
@@ -83,7 +83,8 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
     ``autoreset_mode`` (``AutoresetMode.NEXT_STEP``, the default, or ``SAME_STEP``) and
     ``copy`` (False: ``step`` returns the env's own observation buffer, rewritten by the
     next step; the fastest choice when the caller stores what it needs) and ``threads``
-    (the batch is stepped in that many slices at once; default: the machine's cores).
+    (the batch is stepped in that many slices at once; default: the cores this process
+    may use).
     Policies: ``"random"`` and ``"greedy"`` (compiled) or a batched callable.
     """
 
@@ -150,15 +151,10 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         self._learning = _LEARNING[mode]
 
         n = num_envs
-        threads = (os.cpu_count() or 1) if threads is None else threads
-        if not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"threads must be a positive integer, got {threads!r}")
-        self.threads = threads
-        slices = max(1, min(threads, n // _MIN_SLICE))
-        edges = np.linspace(0, n, slices + 1).astype(int)
-        self._slices = list(itertools.pairwise(edges.tolist()))
+        self.threads = thread_count(threads)
+        self._slices = slices(n, self.threads, _MIN_SLICE)
         """The games each thread steps: (first, stop), disjoint, the first on this thread."""
-        self._pool = ThreadPoolExecutor(slices - 1) if slices > 1 else None
+        self._pool = ThreadPoolExecutor(len(self._slices) - 1) if len(self._slices) > 1 else None
         self.batch: Batch | None = None
         self._generators = np.zeros((n, pcg64.STATE_WORDS), np.uint64)
         """Per env: its random generator (numpy's PCG64, seeded as the single env's
@@ -494,15 +490,11 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         """Run per-thread lists of compiled calls ``(function, *args)`` at once: the first
         list on this thread, the others on the pool (the compiled loops release the GIL);
         wait for all."""
-        pool = self._pool
-        if pool is None or len(calls) == 1:
+        if self._pool is None:
             for thread_calls in calls:
                 _run(thread_calls)
             return
-        others = [pool.submit(_run, thread_calls) for thread_calls in calls[1:]]
-        _run(calls[0])
-        for other in others:
-            other.result()
+        run_all([partial(_run, thread_calls) for thread_calls in calls], self._pool)
 
     def _arrays(self) -> tuple[Any, ...]:
         """The per-env arrays and settings every compiled step loop takes, in its order."""

@@ -14,7 +14,7 @@ arrays are public: ``state[N, STATE_SIZE]`` and ``cards[N, MAX_CARDS, CARD_FIELD
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from ..engine.state import State
 from . import generators, kernels
 from . import layout as L
 from .convert import row_from_state, state_from_row
+from .threads import run_all, slices, thread_count
 
 ParamsLike = Mapping[str, object] | GameParameters
 
@@ -112,6 +113,7 @@ class Batch:
         params: Sequence[ParamsLike] | None = None,
         seed: int | None = None,
         league: int = 4,
+        threads: int | None = 1,
     ) -> Batch:
         """New games at the start of deck building.
 
@@ -119,6 +121,7 @@ class Batch:
         per-game ``params`` (any official parameters), or ``n`` with one ``seed`` from
         which the game seeds are drawn (:func:`.generators.game_seeds`; without it, at
         random). The same seeds give the same games as the reference engine.
+        ``threads``: games from seeds are created on that many threads (None: every core).
         """
         rules = ruleset(version)
         league = rules.check_league(league)
@@ -146,7 +149,8 @@ class Batch:
         if n is not None and n != len(game_seed_array):
             raise ValueError(f"n={n} but {len(game_seed_array)} seeds or parameters")
         batch = cls._empty(rules.version, len(game_seed_array), league)
-        batch._fill_from_seeds(np.arange(len(game_seed_array)), game_seed_array)
+        batch._fill_from_seeds(np.arange(len(game_seed_array)), game_seed_array,
+                               thread_count(threads))  # fmt: skip
         return batch
 
     @classmethod
@@ -156,15 +160,18 @@ class Batch:
         cards = np.zeros((0, L.MAX_CARDS, L.CARD_FIELDS), np.int32)
         return cls(version, state, cards, [None] * n, np.zeros(n, np.int64), league)
 
-    def _fill_from_seeds(self, games: np.ndarray, seeds: np.ndarray) -> None:
-        """New games ``games`` from their seeds, in one compiled call (what :meth:`_fill`
-        does with the sub-seeds and tables of these seeds)."""
+    def _fill_from_seeds(self, games: np.ndarray, seeds: np.ndarray, threads: int = 1) -> None:
+        """New games ``games`` from their seeds, in one compiled call per thread (what
+        :meth:`_fill` does with the sub-seeds and tables of these seeds)."""
         if len(self.state) == 0:  # a new batch (from _empty)
-            self.state = np.zeros((len(self.seeds), L.STATE_SIZE), np.int32)
-            self.cards = generators.empty_tables(len(self.seeds))
-        generators.start_rows(self.state, self.cards, games.astype(np.int64),
-                              seeds.astype(np.int64), _template(self.version),
-                              _pool_rows(self.version, self.league))  # fmt: skip
+            self.state = np.empty((len(self.seeds), L.STATE_SIZE), np.int32)
+            self.cards = np.empty((len(self.seeds), L.MAX_CARDS, L.CARD_FIELDS), np.int32)
+        games = games.astype(np.int64)
+        seeds = seeds.astype(np.int64)
+        template, allowed = _template(self.version), _pool_rows(self.version, self.league)
+        run_all([partial(generators.start_rows, self.state, self.cards, games[a:b], seeds[a:b],
+                         template, allowed)
+                 for a, b in slices(len(games), threads, 64)])  # fmt: skip
         self._forget(games, seeds)
 
     def _fill(self, games: np.ndarray, seeds: np.ndarray, subseeds: np.ndarray,

@@ -15,6 +15,7 @@ and the playout seed, so a game's moves do not depend on the other games of the 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -36,6 +37,7 @@ from .kernels import (
     pool_choice,
     pool_choice_count,
 )
+from .threads import run_all, slices, thread_count
 
 require_numba()
 
@@ -278,29 +280,37 @@ def playout(
     *,
     record: bool = False,
     weights: object | None = None,
+    threads: int | None = 1,
 ) -> Playouts:
     """Play every game of ``batch`` to its end, in place, ``policies[p]`` moving for
     player ``p`` (``"random"`` or ``"greedy"``); deck building, if not done, is random.
 
-    ``record`` keeps each game's action indexes (the first RECORD_LIMIT).
+    ``record`` keeps each game's action indexes (the first RECORD_LIMIT). ``threads``:
+    the batch is played in that many slices at once (None: every core this process may
+    use); each game has its own random stream, so the games are the same for any count.
     """
+    threads = thread_count(threads)
     codes = np.array([_policy_code(name) for name in policies], np.int8)
     if codes.shape != (2,):
         raise ValueError(f"give one policy per player, got {list(policies)}")
     log = np.zeros((len(batch), RECORD_LIMIT if record else 0), np.int16)
     counts = np.zeros(len(batch), np.int32)
     rng = _seeds_to_rng(batch.seeds, seed)
-    _play(batch.state, batch.cards, codes, rng, weights_array(weights), log, counts)
+    w = weights_array(weights)
+    state, cards = batch.state, batch.cards
+    run_all([partial(_play, state[a:b], cards[a:b], codes, rng[a:b], w, log[a:b], counts[a:b])
+             for a, b in slices(len(batch), threads)])  # fmt: skip
     return Playouts(batch.winners, batch.turns, batch.health, batch.end_reasons,
                     log if record else None, counts if record else None)  # fmt: skip
 
 
 def play_random(n: int, version: str, seed: int, *, record: bool = False,
-                league: int = 4) -> Playouts:  # fmt: skip
+                league: int = 4, threads: int | None = 1) -> Playouts:  # fmt: skip
     """``n`` whole games, random against random, deck building included, in one compiled
-    loop. Game ``g`` is ``State.new(version, {"seed": game_seeds(seed, n)[g]})``."""
-    batch = Batch.new(version, n, seed=seed, league=league)
-    return playout(batch, ("random", "random"), seed, record=record)
+    loop (per thread: ``threads`` as in :func:`playout`, game creation split too).
+    Game ``g`` is ``State.new(version, {"seed": game_seeds(seed, n)[g]})``."""
+    batch = Batch.new(version, n, seed=seed, league=league, threads=threads)
+    return playout(batch, ("random", "random"), seed, record=record, threads=threads)
 
 
 def _policy_code(name: str) -> int:
