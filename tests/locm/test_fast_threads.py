@@ -89,3 +89,14 @@ def test_slices_cover_the_batch_and_threads_are_checked() -> None:
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="threads must be a positive integer"):
             thread_count(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("version", ["1.0", "1.2", "1.5"])
+def test_play_random_plays_the_games_of_a_playout_of_a_new_batch(version: str) -> None:
+    """play_random plays each game in a scratch row: the games of the batch path."""
+    fast = play_random(200, version, 21, record=True)
+    batch = Batch.new(version, 200, seed=21)
+    slow = playout(batch, ("random", "random"), 21, record=True)
+    for a, b in zip(fast, slow, strict=True):
+        assert np.array_equal(a, b)
+    assert fast.winners.dtype == np.int8 and fast.turns.dtype == np.int32

@@ -23,7 +23,8 @@ import numpy as np
 from ..engine.cards import BREAKTHROUGH, DRAIN, GUARD, LETHAL, WARD
 from . import layout as L
 from . import require_numba
-from .batch import Batch
+from .batch import Batch, new_game_arrays
+from .generators import game_seeds, start_row
 from .kernels import (
     BATTLE,
     DECK_BUILDING,
@@ -304,13 +305,70 @@ def playout(
                     log if record else None, counts if record else None)  # fmt: skip
 
 
+@njit(cache=True, nogil=True)
+def _random_games(
+    seeds: np.ndarray,
+    rng: np.ndarray,
+    template: np.ndarray,
+    allowed_rows: np.ndarray,
+    winners: np.ndarray,
+    turns: np.ndarray,
+    health: np.ndarray,
+    reasons: np.ndarray,
+    record: np.ndarray,
+    counts: np.ndarray,
+) -> None:
+    """Create and play each game in turn in one row and one card table (a few KB that stay
+    in the core's cache), random against random, keeping only the outcomes: the games of
+    :func:`playout` on a new batch, without writing a batch out to memory."""
+    row = np.empty(template.shape[0], np.int32)
+    table = np.empty((L.MAX_CARDS, L.CARD_FIELDS), np.int32)
+    legal = np.empty(MAX_LEGAL, np.int32)
+    limit = record.shape[1]
+    draft_at = action_bounds(template[L.VERSION])[3]
+    for g in range(seeds.shape[0]):
+        start_row(row, table, seeds[g], template, allowed_rows)
+        taken = 0
+        while row[L.PHASE] != ENDED:
+            if row[L.PHASE] != DECK_BUILDING:
+                index = legal[_next_uniform(rng, g, legal_actions(row, table, legal))]
+            elif row[L.VERSION] == V1_5:
+                index = pool_choice(row, _next_uniform(rng, g, pool_choice_count(row)))
+            else:  # a draft pick: legal_actions would list the three picks in order
+                index = draft_at + _next_uniform(rng, g, 3)
+            if taken < limit:
+                record[g, taken] = index
+            taken += 1
+            apply_legal(row, table, index)
+        counts[g] = taken
+        winners[g] = row[L.WINNER]
+        turns[g] = row[L.TURN]
+        health[g, 0] = row[L.PLAYER_0 + L.P_HEALTH]
+        health[g, 1] = row[L.PLAYER_1 + L.P_HEALTH]
+        reasons[g] = row[L.END_REASON]
+
+
 def play_random(n: int, version: str, seed: int, *, record: bool = False,
                 league: int = 4, threads: int | None = 1) -> Playouts:  # fmt: skip
     """``n`` whole games, random against random, deck building included, in one compiled
-    loop (per thread: ``threads`` as in :func:`playout`, game creation split too).
-    Game ``g`` is ``State.new(version, {"seed": game_seeds(seed, n)[g]})``."""
-    batch = Batch.new(version, n, seed=seed, league=league, threads=threads)
-    return playout(batch, ("random", "random"), seed, record=record, threads=threads)
+    loop (per thread: ``threads`` as in :func:`playout`). Game ``g`` is
+    ``State.new(version, {"seed": game_seeds(seed, n)[g]})``; the games are those of
+    ``playout(Batch.new(version, n, seed=seed), ("random", "random"), seed)``."""
+    template, allowed_rows = new_game_arrays(version, league)
+    threads = thread_count(threads)
+    seeds = game_seeds(seed, n)
+    rng = _seeds_to_rng(seeds, seed)
+    winners = np.empty(n, np.int8)
+    turns = np.empty(n, np.int32)
+    health = np.empty((n, 2), np.int32)
+    reasons = np.empty(n, np.int8)
+    log = np.zeros((n, RECORD_LIMIT if record else 0), np.int16)
+    counts = np.zeros(n, np.int32)
+    run_all([partial(_random_games, seeds[a:b], rng[a:b], template, allowed_rows, winners[a:b],
+                     turns[a:b], health[a:b], reasons[a:b], log[a:b], counts[a:b])
+             for a, b in slices(n, threads)])  # fmt: skip
+    return Playouts(winners, turns, health, reasons, log if record else None,
+                    counts if record else None)  # fmt: skip
 
 
 def _policy_code(name: str) -> int:
