@@ -1,11 +1,12 @@
 """The compiled loops of the vector environment: a whole step of N games in one call.
 
-One call applies the learner's action in every game, plays the compiled policies'
-moves (``random``, ``greedy``) until each game waits for the learner, for a callable
-policy, or has ended, then writes the masks, the observations and the rewards. The
-games are independent: the env runs disjoint slices of the batch on its threads (every
-loop releases the GIL), and the Python side of a step stays a handful of calls
-whatever N is.
+One call applies the learner's action in every game (or restarts a game that ended,
+its draws made from the env's generator in compiled code: :mod:`.pcg64`), plays the
+compiled policies' moves (``random``, ``greedy``) until each game waits for the learner,
+for a callable policy, or has ended, then writes the masks, the observations, the
+rewards and the info columns. The games are independent: the env runs disjoint slices of
+the batch on its threads (every loop releases the GIL), and the Python side of a step
+stays a handful of calls whatever N is, with no Python per game.
 
 Roles: 0 the learner, 1 the opponent, 2 the learner's deck building by a policy,
 3 the learner's battle by a policy. ``roles[g]`` says who must decide next in game g
