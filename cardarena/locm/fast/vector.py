@@ -220,58 +220,6 @@ def _restart(
 
 
 @njit(cache=True, nogil=True)
-def step_games(
-    state: np.ndarray,
-    cards: np.ndarray,
-    actions: np.ndarray,
-    restart: np.ndarray,
-    first: int,
-    stop: int,
-    template: np.ndarray,
-    allowed_rows: np.ndarray,
-    seat_option: int,
-    generators: np.ndarray,
-    game_seeds: np.ndarray,
-    fresh: np.ndarray,
-    seats: np.ndarray,
-    learning: int,
-    policies: np.ndarray,
-    rng: np.ndarray,
-    masks: np.ndarray,
-    roles: np.ndarray,
-    observations: np.ndarray,
-    offers_dirty: np.ndarray,
-    terms: np.ndarray,
-    weights: np.ndarray,
-    potentials: np.ndarray,
-    rewards: np.ndarray,
-    terminations: np.ndarray,
-    info: np.ndarray,
-) -> None:
-    """One env step of games ``first``..``stop - 1`` (the env runs disjoint ranges on its
-    threads; nothing here holds the GIL): a game of ``restart`` (it ended last step)
-    starts anew, drawn from its generator (:func:`_restart`), with reward 0; any other
-    takes the learner's action. Then the compiled policies play up to the next decision."""
-    legal, scratch = _scratch_space()
-    for g in range(first, stop):
-        game = state[g]
-        new = restart[g]
-        if new:
-            _restart(g, state, cards, template, allowed_rows, seat_option, generators,
-                     game_seeds, seats, rng, fresh)  # fmt: skip
-            rewards[g] = 0.0
-            terminations[g] = False
-        else:
-            apply_legal(game, cards[g], actions[g])
-        roles[g] = _advance(
-            game, cards[g], seats[g], learning, policies, rng[g], legal, scratch, masks[g]
-        )
-        if roles[g] == ROLE_LEARNER:
-            _finish(g, game, cards[g], seats[g], new, observations, offers_dirty, terms,
-                    weights, potentials, rewards, terminations, info)  # fmt: skip
-
-
-@njit(cache=True, nogil=True)
 def restart_games(
     state: np.ndarray,
     cards: np.ndarray,
@@ -314,6 +262,59 @@ def restart_games(
         )
         if roles[g] == ROLE_LEARNER:
             _finish(g, game, cards[g], seats[g], True, observations, offers_dirty, terms,
+                    weights, potentials, rewards, terminations, info)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def step_games(
+    state: np.ndarray,
+    cards: np.ndarray,
+    actions: np.ndarray,
+    restart: np.ndarray,
+    first: int,
+    stop: int,
+    template: np.ndarray,
+    allowed_rows: np.ndarray,
+    seat_option: int,
+    generators: np.ndarray,
+    game_seeds: np.ndarray,
+    fresh: np.ndarray,
+    seats: np.ndarray,
+    learning: int,
+    policies: np.ndarray,
+    rng: np.ndarray,
+    masks: np.ndarray,
+    roles: np.ndarray,
+    observations: np.ndarray,
+    offers_dirty: np.ndarray,
+    terms: np.ndarray,
+    weights: np.ndarray,
+    potentials: np.ndarray,
+    rewards: np.ndarray,
+    terminations: np.ndarray,
+    info: np.ndarray,
+) -> None:
+    """One env step of games ``first``..``stop - 1`` (the env runs disjoint ranges on its
+    threads; nothing here holds the GIL): a game of ``restart`` (it ended last step)
+    starts anew, drawn from its generator (:func:`_restart`), with reward 0; any other
+    takes the learner's action. Then the compiled policies play up to the next decision."""
+    restart_games(state, cards, restart, first, stop, template, allowed_rows, seat_option,
+                  generators, game_seeds, fresh, seats, learning, policies, rng, masks, roles,
+                  observations, offers_dirty, terms, weights, potentials, rewards,
+                  terminations, info)  # fmt: skip
+    legal, scratch = _scratch_space()
+    for g in range(first, stop):
+        if restart[g]:
+            rewards[g] = 0.0
+            terminations[g] = False
+            continue
+        game = state[g]
+        apply_legal(game, cards[g], actions[g])
+        roles[g] = _advance(
+            game, cards[g], seats[g], learning, policies, rng[g], legal, scratch, masks[g]
+        )
+        if roles[g] == ROLE_LEARNER:
+            _finish(g, game, cards[g], seats[g], False, observations, offers_dirty, terms,
                     weights, potentials, rewards, terminations, info)  # fmt: skip
 
 
