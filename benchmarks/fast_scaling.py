@@ -213,8 +213,10 @@ def main() -> int:
                 if threads != "1":
                     speedup = (f"  x{row['speedup_critical']:.2f} critical, "
                                f"x{row['speedup_wall']:.2f} wall")  # fmt: skip
-                print(f"  {version} {threads:>3} threads: {row['wall']:>10,} wall "
-                      f"{row['cpu']:>10,} cpu {row['critical']:>10,} critical{speedup}")
+                print(
+                    f"  {version} {threads:>3} threads: {row['wall']:>10,} wall "
+                    f"{row['cpu']:>10,} cpu {row['critical']:>10,} critical{speedup}"
+                )
     return 0
 
 

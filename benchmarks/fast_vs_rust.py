@@ -34,6 +34,7 @@ RUST_LINE = re.compile(r"cpu ([0-9.]+)s -> ([0-9.]+) games/s \(cpu\)")
 
 def rust_rate(binary: str, games: int, core: int) -> float:
     """One run of the Rust bench binary pinned to ``core``: its games per CPU second."""
+
     def pin() -> None:
         os.sched_setaffinity(0, {core})
 
