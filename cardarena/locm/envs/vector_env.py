@@ -20,10 +20,9 @@ one-step evaluation) but from their own random streams, so their games differ.
 
 from __future__ import annotations
 
-import itertools
-import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 import gymnasium as gym
@@ -38,18 +37,17 @@ from ..engine.javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN
 from ..engine.params import GameParameters, resolve_parameters
 from ..engine.rules import DEFAULT_VERSION, ruleset
 from ..engine.state import IllegalActionError, State
-from ..fast import layout as L
 from ..fast import require_numba
 from .checks import SHAPING_TERMS, action_array, checked_shaping
 from .gym_env import Mode
 
 require_numba()
 
-from ..fast import vector as kernels  # noqa: E402 (after the one-line install hint)
-from ..fast.batch import Batch  # noqa: E402
+from ..fast import pcg64  # noqa: E402 (after the one-line install hint)
+from ..fast import vector as kernels  # noqa: E402
+from ..fast.batch import Batch, new_game_arrays  # noqa: E402
+from ..fast.threads import run_all, slices, thread_count  # noqa: E402
 
-_HALF_RANGE = 2**63
-_ONE = np.uint64(1)
 _PHASE_NAMES = np.array(["deck_building", "battle", "ended"], dtype=object)
 _LEARNING = {"game": -1, "deckbuilding": 0, "battle": 1}
 """The phase the learner plays, as the compiled loop reads it (-1: both)."""
@@ -71,8 +69,11 @@ class MaskedMultiDiscrete(spaces.MultiDiscrete):
     def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
         if mask is not None or probability is not None:
             return super().sample(mask=mask, probability=probability)
-        actions = np.empty(self._env.num_envs, np.int64)
-        kernels.sample_legal(self._env._masks, self.np_random.random(len(actions)), actions)
+        env = self._env
+        actions = np.empty(env.num_envs, np.int64)
+        uniforms = self.np_random.random(len(actions))
+        env._in_parallel([[(kernels.sample_legal, env._masks, uniforms, actions, first, stop)]
+                          for first, stop in env._slices])  # fmt: skip
         return actions
 
 
@@ -83,7 +84,8 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
     ``autoreset_mode`` (``AutoresetMode.NEXT_STEP``, the default, or ``SAME_STEP``) and
     ``copy`` (False: ``step`` returns the env's own observation buffer, rewritten by the
     next step; the fastest choice when the caller stores what it needs) and ``threads``
-    (the batch is stepped in that many slices at once; default: the machine's cores).
+    (the batch is stepped in that many slices at once; default: the cores this process
+    may use).
     Policies: ``"random"`` and ``"greedy"`` (compiled) or a batched callable.
     """
 
@@ -145,17 +147,19 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         self._learning = _LEARNING[mode]
 
         n = num_envs
-        threads = (os.cpu_count() or 1) if threads is None else threads
-        if not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"threads must be a positive integer, got {threads!r}")
-        self.threads = threads
-        slices = max(1, min(threads, n // _MIN_SLICE))
-        edges = np.linspace(0, n, slices + 1).astype(int)
-        self._slices = list(itertools.pairwise(edges.tolist()))
+        self.threads = thread_count(threads)
+        self._slices = slices(n, self.threads, _MIN_SLICE)
         """The games each thread steps: (first, stop), disjoint, the first on this thread."""
-        self._pool = ThreadPoolExecutor(slices - 1) if slices > 1 else None
+        self._pool = ThreadPoolExecutor(len(self._slices) - 1) if len(self._slices) > 1 else None
         self.batch: Batch | None = None
-        self._rngs: list[np.random.Generator | None] = [None] * n
+        self._generators = np.zeros((n, pcg64.STATE_WORDS), np.uint64)
+        """Per env: its random generator (numpy's PCG64, seeded as the single env's
+        ``np_random``) as a state row, so that compiled autoresets draw from it."""
+        self._has_generator = np.zeros(n, np.bool_)
+        self._seat_code = kernels.SEAT_RANDOM if seat == "random" else int(seat)
+        self._new_game = new_game_arrays(self.rules.version, league)
+        self._info = np.zeros((n, kernels.INFO_COLUMNS), np.int32)
+        """Per env: phase, turn and winner when its learner was last to decide (the infos)."""
         self._seats = np.zeros(n, np.int32)
         self._game_seeds = np.zeros(n, np.int64)
         self._policy_rng = np.zeros((n, 4), np.uint64)
@@ -216,9 +220,13 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         seats = _per_env(options.get("seat"), n, "seat")
         for i in games:
             if seeds[i] is not None:
-                self._rngs[i] = seeding.np_random(int(seeds[i]) & 0xFFFF_FFFF_FFFF_FFFF)[0]
-            elif self._rngs[i] is None:
-                self._rngs[i] = seeding.np_random()[0]
+                seeded = seeding.np_random(int(seeds[i]) & 0xFFFF_FFFF_FFFF_FFFF)[0]
+            elif not self._has_generator[i]:
+                seeded = seeding.np_random()[0]
+            else:
+                continue
+            pcg64.load(seeded, self._generators[i])
+            self._has_generator[i] = True
         self._start_games(games, [seeds[i] for i in games], [params[i] for i in games],
                           [seats[i] for i in games])  # fmt: skip
         self._rewards[games] = 0.0
@@ -238,32 +246,33 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         self._check_actions(actions, resetting)
         self._terminations[:] = False
         self._fresh[:] = False
-        arrays = self._arrays()
-        calls = [
-            [(kernels.step_games, batch.state, batch.cards, actions, resetting, first, stop,
-              *arrays)]
-            for first, stop in self._slices
-        ]  # fmt: skip
         next_step = self.autoreset_mode is AutoresetMode.NEXT_STEP
-        games = np.flatnonzero(resetting)
-        if next_step and games.size:
-            # The games that ended last step restart now, each thread its share, draws
-            # included: one thread's draws (Python) overlap the other's compiled stepping.
-            for k, part in enumerate(self._reset_parts(games)):
-                calls[k].insert(0, (self._restart, games[part]))
-        self._in_parallel(calls)
+        # One compiled call per thread does the whole step of its games, the restart of
+        # those that ended last step (draws included) and their observations and masks.
+        restart = resetting if next_step else np.zeros(self.num_envs, np.bool_)
+        self._in_parallel([
+            [(kernels.step_games, batch.state, batch.cards, actions, restart, first, stop,
+              *self._restart_arrays(), *self._arrays())]
+            for first, stop in self._slices
+        ])  # fmt: skip
+        if next_step:
+            self._restarted(np.flatnonzero(resetting))
         self._play_callables()
         final: tuple[np.ndarray, dict[str, Any]] | None = None
         if next_step:
-            self._rewards[games] = 0.0
-            self._terminations[games] = False
             self._autoreset = self._terminations.copy()
         else:
-            games = np.flatnonzero(self._terminations)
+            ended = self._terminations.copy()
+            games = np.flatnonzero(ended)
             if games.size:
                 final = (self._observations.copy(), self._infos())
-                self._start_games(games, [None] * games.size, [None] * games.size,
-                                  [None] * games.size)  # fmt: skip
+                self._in_parallel([
+                    [(kernels.restart_games, batch.state, batch.cards, ended, first, stop,
+                      *self._restart_arrays(), *self._arrays())]
+                    for first, stop in self._slices
+                ])  # fmt: skip
+                self._restarted(games)
+                self._play_callables()
         infos = self._infos()
         if final is not None:
             # As SyncVectorEnv batches them: final_obs an object array, final_info a
@@ -343,18 +352,8 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         for k, (g, seed, given_params, seat_option) in enumerate(
             zip(games.tolist(), seeds, params, seats, strict=True)
         ):
-            rng = self._rngs[g]
-            assert rng is not None
+            rng = pcg64.generator(self._generators[g])
             seat = self.seat_option if seat_option is None else seat_option
-            if seed is None and given_params is None and seat in (0, 1):
-                # The autoreset path, in one draw: the single env's four integers() calls
-                # (a full-range long, then three below 2**63) are four raw 64-bit words,
-                # the first offset by -2**63, the others halved (tests compare the two).
-                raw = rng.bit_generator.random_raw(4)
-                game_seeds[k] = int(raw[0]) - _HALF_RANGE
-                self._seats[g] = seat
-                self._policy_rng[g, 1:] = raw[1:] >> _ONE
-                continue
             if seed is None:
                 seed = int(rng.integers(JAVA_LONG_MIN, JAVA_LONG_MAX, endpoint=True))
             if given_params is not None or not JAVA_LONG_MIN <= seed <= JAVA_LONG_MAX:
@@ -374,6 +373,7 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
             self._seats[g] = seat
             for role in (1, 2, 3):  # drawn even if unused, as the single env does
                 self._policy_rng[g, role] = int(rng.integers(2**63))
+            pcg64.load(rng, self._generators[g])
         self._game_seeds[games] = game_seeds
         if self.batch is None:
             self.batch = Batch.new(self.rules.version, seeds=game_seeds, league=self.league)
@@ -397,18 +397,17 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         self._in_parallel(calls)
         self._play_callables()
 
-    def _restart(self, games: np.ndarray) -> None:
-        """Autoreset ``games`` (drawn as the single env draws, no seed or option given),
-        on the calling thread."""
-        unset: list[Any] = [None] * games.size
-        game_seeds, by_params, made = self._draw_games(games, unset, unset, unset)
-        for thread_calls in self._reset_calls(games, game_seeds, by_params, made, split=False):
-            _run(thread_calls)
+    def _restarted(self, games: np.ndarray) -> None:
+        """The batch's record of games the compiled step restarted (their seeds)."""
+        batch = self.batch
+        assert batch is not None
+        batch.seeds[games] = self._game_seeds[games]
+        batch.restarted(games)
 
     def _reset_parts(self, games: np.ndarray) -> list[np.ndarray]:
         """Positions in ``games`` per thread: creating a 1.5 game (120 generated cards)
         costs as much as many steps, so even a few resets are split over the threads."""
-        if len(games) >= (2 if self.rules.version == "1.5" else _MIN_SLICE // 2):
+        if len(games) >= (_MIN_SLICE // 2 if self.rules.draft else 2):
             return np.array_split(np.arange(len(games)), len(self._slices))
         return [np.arange(len(games))]
 
@@ -484,15 +483,11 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         """Run per-thread lists of compiled calls ``(function, *args)`` at once: the first
         list on this thread, the others on the pool (the compiled loops release the GIL);
         wait for all."""
-        pool = self._pool
-        if pool is None or len(calls) == 1:
+        if self._pool is None:
             for thread_calls in calls:
                 _run(thread_calls)
             return
-        others = [pool.submit(_run, thread_calls) for thread_calls in calls[1:]]
-        _run(calls[0])
-        for other in others:
-            other.result()
+        run_all([partial(_run, thread_calls) for thread_calls in calls], self._pool)
 
     def _arrays(self) -> tuple[Any, ...]:
         """The per-env arrays and settings every compiled step loop takes, in its order."""
@@ -500,24 +495,29 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
             self._seats, self._learning, self._policy_codes, self._policy_rng, self._masks,
             self._roles, self._observations, self._offers_dirty,
             self._shaping_terms, self._shaping_weights, self._potentials, self._rewards,
-            self._terminations,
+            self._terminations, self._info,
         )  # fmt: skip
+
+    def _restart_arrays(self) -> tuple[Any, ...]:
+        """What a compiled restart needs beside :meth:`_arrays`, in its order."""
+        template, allowed_rows = self._new_game
+        return (template, allowed_rows, self._seat_code, self._generators, self._game_seeds,
+                self._fresh)  # fmt: skip
 
     def _observations_out(self) -> np.ndarray:
         return self._observations.copy() if self.copy else self._observations
 
     def _infos(self) -> dict[str, Any]:
         """The single env's info, batched as SyncVectorEnv batches it."""
-        batch = self.batch
-        assert batch is not None
-        state = batch.state
         everyone = np.ones(self.num_envs, np.bool_)
+        info = self._info
         return {
             "action_mask": self._masks.copy(), "_action_mask": everyone,
             "seat": self._seats.astype(np.int64), "_seat": everyone.copy(),
-            "phase": _PHASE_NAMES[state[:, L.PHASE]], "_phase": everyone.copy(),
-            "turn": state[:, L.TURN].astype(np.int64), "_turn": everyone.copy(),
-            "winner": state[:, L.WINNER].astype(np.int64), "_winner": everyone.copy(),
+            "phase": _PHASE_NAMES[info[:, kernels.INFO_PHASE]], "_phase": everyone.copy(),
+            "turn": info[:, kernels.INFO_TURN].astype(np.int64), "_turn": everyone.copy(),
+            "winner": info[:, kernels.INFO_WINNER].astype(np.int64),
+            "_winner": everyone.copy(),
             "game_seed": self._game_seeds.copy(), "_game_seed": everyone.copy(),
         }  # fmt: skip
 

@@ -14,17 +14,18 @@ arrays are public: ``state[N, STATE_SIZE]`` and ``cards[N, MAX_CARDS, CARD_FIELD
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 
 from ..encoding.encoder import ActionLayout, action_layout
 from ..engine.params import GameParameters, game_parameters, random_seed, resolve_parameters
-from ..engine.rules import ruleset
+from ..engine.rules import DECK_SIZE, ruleset
 from ..engine.state import State
 from . import generators, kernels
 from . import layout as L
 from .convert import row_from_state, state_from_row
+from .threads import run_all, slices, thread_count
 
 ParamsLike = Mapping[str, object] | GameParameters
 
@@ -55,6 +56,13 @@ def _pool_rows(version: str, league: int) -> np.ndarray:
     rows = generators.draft_pool_rows(version, league)
     rows.setflags(write=False)
     return rows
+
+
+def new_game_arrays(version: str, league: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """What compiled code needs to start a game from its seed alone
+    (:func:`.generators.start_row`): the template row and the draft's card rows."""
+    rules = ruleset(version)
+    return _template(rules.version), _pool_rows(rules.version, rules.check_league(league))
 
 
 class Batch:
@@ -89,6 +97,9 @@ class Batch:
         self.league = league
         self._status = np.zeros(len(seeds), np.int8)
         self._id_maps: dict[int, dict[int, int]] = {}
+        self._known = np.array([p is not None for p in params], np.bool_)
+        """Per game: may it have parameters or an id map to forget when it restarts? (So
+        that restarting many games touches only those, with no Python per game.)"""
 
     # --- creating games -----------------------------------------------------------------
 
@@ -102,6 +113,7 @@ class Batch:
         params: Sequence[ParamsLike] | None = None,
         seed: int | None = None,
         league: int = 4,
+        threads: int | None = 1,
     ) -> Batch:
         """New games at the start of deck building.
 
@@ -109,6 +121,7 @@ class Batch:
         per-game ``params`` (any official parameters), or ``n`` with one ``seed`` from
         which the game seeds are drawn (:func:`.generators.game_seeds`; without it, at
         random). The same seeds give the same games as the reference engine.
+        ``threads``: games from seeds are created on that many threads (None: every core).
         """
         rules = ruleset(version)
         league = rules.check_league(league)
@@ -123,6 +136,7 @@ class Batch:
             game_seed_array = np.array([p.seed for p in resolved], np.int64)
             batch._fill(np.arange(len(resolved)), game_seed_array, subseeds, tables)
             batch.params = list(resolved)
+            batch._known[:] = True
             return batch
         if seeds is not None:
             game_seed_array = np.fromiter((int(s) for s in seeds), np.int64)
@@ -135,7 +149,8 @@ class Batch:
         if n is not None and n != len(game_seed_array):
             raise ValueError(f"n={n} but {len(game_seed_array)} seeds or parameters")
         batch = cls._empty(rules.version, len(game_seed_array), league)
-        batch._fill_from_seeds(np.arange(len(game_seed_array)), game_seed_array)
+        batch._fill_from_seeds(np.arange(len(game_seed_array)), game_seed_array,
+                               thread_count(threads))  # fmt: skip
         return batch
 
     @classmethod
@@ -145,15 +160,18 @@ class Batch:
         cards = np.zeros((0, L.MAX_CARDS, L.CARD_FIELDS), np.int32)
         return cls(version, state, cards, [None] * n, np.zeros(n, np.int64), league)
 
-    def _fill_from_seeds(self, games: np.ndarray, seeds: np.ndarray) -> None:
-        """New games ``games`` from their seeds, in one compiled call (what :meth:`_fill`
-        does with the sub-seeds and tables of these seeds)."""
+    def _fill_from_seeds(self, games: np.ndarray, seeds: np.ndarray, threads: int = 1) -> None:
+        """New games ``games`` from their seeds, in one compiled call per thread (what
+        :meth:`_fill` does with the sub-seeds and tables of these seeds)."""
         if len(self.state) == 0:  # a new batch (from _empty)
-            self.state = np.zeros((len(self.seeds), L.STATE_SIZE), np.int32)
-            self.cards = generators.empty_tables(len(self.seeds))
-        generators.start_rows(self.state, self.cards, games.astype(np.int64),
-                              seeds.astype(np.int64), _template(self.version),
-                              _pool_rows(self.version, self.league))  # fmt: skip
+            self.state = np.empty((len(self.seeds), L.STATE_SIZE), np.int32)
+            self.cards = np.empty((len(self.seeds), L.MAX_CARDS, L.CARD_FIELDS), np.int32)
+        games = games.astype(np.int64)
+        seeds = seeds.astype(np.int64)
+        template, allowed = _template(self.version), _pool_rows(self.version, self.league)
+        run_all([partial(generators.start_rows, self.state, self.cards, games[a:b], seeds[a:b],
+                         template, allowed)
+                 for a, b in slices(len(games), threads, 64)])  # fmt: skip
         self._forget(games, seeds)
 
     def _fill(self, games: np.ndarray, seeds: np.ndarray, subseeds: np.ndarray,
@@ -161,7 +179,7 @@ class Batch:
         """New games ``games`` at the start of deck building from their sub-seeds and tables."""
         rows = np.repeat(_template(self.version)[None, :], len(games), axis=0)
         names = generators.subseed_names(self.version)
-        rows[:, L.CARD_COUNT] = L.MAX_CARDS if self.version == "1.5" else 3 * 30
+        rows[:, L.CARD_COUNT] = 3 * DECK_SIZE if ruleset(self.version).draft else L.MAX_CARDS
         for player in (0, 1):
             shuffle_seeds = subseeds[:, names.index(f"shufflePlayer{player}Seed")]
             rows[:, L.SHUFFLE_SEED + 2 * player] = (shuffle_seeds >> 32).astype(np.int32)
@@ -178,9 +196,17 @@ class Batch:
     def _forget(self, games: np.ndarray, seeds: np.ndarray) -> None:
         """The new games' seeds; what the batch knew of the old games there goes."""
         self.seeds[games] = seeds
-        for g in games.tolist():  # the reset games only: scanning all N costs ~1 ms a call
+        self.restarted(games)
+
+    def restarted(self, games: np.ndarray) -> None:
+        """Rows ``games`` hold new games of the seeds in :attr:`seeds`, written by compiled
+        code (:func:`.generators.start_row`): forget the parameters and id maps of the old
+        games there (vectorised: only games that had any are visited)."""
+        known = games[self._known[games]]
+        for g in known.tolist():
             self.params[g] = None
             self._id_maps.pop(g, None)
+        self._known[known] = False
 
     # --- reading ------------------------------------------------------------------------
 
@@ -252,6 +278,7 @@ class Batch:
         if params is None:
             params = resolve_parameters(self.version, {"seed": int(self.seeds[i])})
             self.params[i] = params
+            self._known[i] = True
         return params
 
     def to_state(self, i: int) -> State:
@@ -267,6 +294,7 @@ class Batch:
         self.state[i], self.cards[i] = row_from_state(state, ids)
         self.params[i] = state.params
         self.seeds[i] = state.params.seed
+        self._known[i] = True
         if ids:
             self._id_maps[i] = ids
         else:
@@ -277,6 +305,7 @@ class Batch:
         copy = Batch(self.version, self.state.copy(), self.cards.copy(), list(self.params),
                      self.seeds.copy(), self.league)  # fmt: skip
         copy._id_maps = {i: dict(m) for i, m in self._id_maps.items()}
+        copy._known = self._known.copy()
         return copy
 
     def reset_games(self, games: np.ndarray | Sequence[int], seeds: Iterable[int]) -> None:

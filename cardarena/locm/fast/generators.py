@@ -526,6 +526,38 @@ def _split_long(value: int) -> tuple[int, int]:
 
 
 @njit(cache=True, nogil=True)
+def start_row(
+    row: np.ndarray,
+    table: np.ndarray,
+    seed: int,
+    template: np.ndarray,
+    allowed_rows: np.ndarray,
+) -> None:
+    """One new game in ``row`` and ``table`` from its ``seed``: a battle-less ``template``
+    row, its card count, the players' shuffle seeds, and the draft triples
+    (``allowed_rows`` of :data:`CARD_TABLE`) or the 120-card pool, as
+    :func:`derive_subseeds` and :func:`tables_from_subseeds` give them. The template's
+    ``VERSION`` says which: a pool (1.5) has no draft."""
+    pool = template[VERSION] == VERSION_CODES_15
+    rng = scramble(seed)
+    first, rng = next_long(rng)  # draftChoicesSeed, or cardGenSeed
+    if pool:
+        _choices, rng = next_long(rng)  # constructedChoicesSeed
+    row[:] = template
+    row[CARD_COUNT] = CARDS_IN_CONSTRUCTED if pool else 3 * DECK_SIZE
+    for player in range(2):
+        shuffle_seed, rng = next_long(rng)
+        high, low = _split_long(shuffle_seed)
+        row[SHUFFLE_SEED + 2 * player] = high
+        row[SHUFFLE_SEED + 2 * player + 1] = low
+    table[:, :] = 0
+    if pool:
+        fill_constructed_table(table[:CARDS_IN_CONSTRUCTED], first)
+    else:
+        fill_draft_table(table, first, allowed_rows, CARD_TABLE)
+
+
+@njit(cache=True, nogil=True)
 def start_rows(
     state: np.ndarray,
     cards: np.ndarray,
@@ -535,31 +567,10 @@ def start_rows(
     allowed_rows: np.ndarray,
 ) -> None:
     """New games in rows ``games`` of ``state`` and ``cards``, from ``seeds`` (one each),
-    in one compiled call: a battle-less ``template`` row, its card count, the players'
-    shuffle seeds, and the draft triples (``allowed_rows`` of :data:`CARD_TABLE`) or the
-    120-card pool, as :func:`derive_subseeds` and :func:`tables_from_subseeds` give them.
-    The template's ``VERSION`` says which: a pool (1.5) has no draft."""
-    pool = template[VERSION] == VERSION_CODES_15
+    in one compiled call (:func:`start_row` for each)."""
     for k in range(games.shape[0]):
         g = games[k]
-        rng = scramble(seeds[k])
-        first, rng = next_long(rng)  # draftChoicesSeed, or cardGenSeed
-        if pool:
-            _choices, rng = next_long(rng)  # constructedChoicesSeed
-        row = state[g]
-        row[:] = template
-        row[CARD_COUNT] = CARDS_IN_CONSTRUCTED if pool else 3 * DECK_SIZE
-        for player in range(2):
-            shuffle_seed, rng = next_long(rng)
-            high, low = _split_long(shuffle_seed)
-            row[SHUFFLE_SEED + 2 * player] = high
-            row[SHUFFLE_SEED + 2 * player + 1] = low
-        table = cards[g]
-        table[:, :] = 0
-        if pool:
-            fill_constructed_table(table[:CARDS_IN_CONSTRUCTED], first)
-        else:
-            fill_draft_table(table, first, allowed_rows, CARD_TABLE)
+        start_row(state[g], cards[g], seeds[k], template, allowed_rows)
 
 
 def create_tables(

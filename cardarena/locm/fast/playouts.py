@@ -15,6 +15,7 @@ and the playout seed, so a game's moves do not depend on the other games of the 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -22,7 +23,8 @@ import numpy as np
 from ..engine.cards import BREAKTHROUGH, DRAIN, GUARD, LETHAL, WARD
 from . import layout as L
 from . import require_numba
-from .batch import Batch
+from .batch import Batch, new_game_arrays
+from .generators import game_seeds, start_row
 from .kernels import (
     BATTLE,
     DECK_BUILDING,
@@ -36,6 +38,7 @@ from .kernels import (
     pool_choice,
     pool_choice_count,
 )
+from .threads import run_all, slices, thread_count
 
 require_numba()
 
@@ -278,29 +281,94 @@ def playout(
     *,
     record: bool = False,
     weights: object | None = None,
+    threads: int | None = 1,
 ) -> Playouts:
     """Play every game of ``batch`` to its end, in place, ``policies[p]`` moving for
     player ``p`` (``"random"`` or ``"greedy"``); deck building, if not done, is random.
 
-    ``record`` keeps each game's action indexes (the first RECORD_LIMIT).
+    ``record`` keeps each game's action indexes (the first RECORD_LIMIT). ``threads``:
+    the batch is played in that many slices at once (None: every core this process may
+    use); each game has its own random stream, so the games are the same for any count.
     """
+    threads = thread_count(threads)
     codes = np.array([_policy_code(name) for name in policies], np.int8)
     if codes.shape != (2,):
         raise ValueError(f"give one policy per player, got {list(policies)}")
     log = np.zeros((len(batch), RECORD_LIMIT if record else 0), np.int16)
     counts = np.zeros(len(batch), np.int32)
     rng = _seeds_to_rng(batch.seeds, seed)
-    _play(batch.state, batch.cards, codes, rng, weights_array(weights), log, counts)
+    w = weights_array(weights)
+    state, cards = batch.state, batch.cards
+    run_all([partial(_play, state[a:b], cards[a:b], codes, rng[a:b], w, log[a:b], counts[a:b])
+             for a, b in slices(len(batch), threads)])  # fmt: skip
     return Playouts(batch.winners, batch.turns, batch.health, batch.end_reasons,
                     log if record else None, counts if record else None)  # fmt: skip
 
 
+@njit(cache=True, nogil=True)
+def _random_games(
+    seeds: np.ndarray,
+    rng: np.ndarray,
+    template: np.ndarray,
+    allowed_rows: np.ndarray,
+    winners: np.ndarray,
+    turns: np.ndarray,
+    health: np.ndarray,
+    reasons: np.ndarray,
+    record: np.ndarray,
+    counts: np.ndarray,
+) -> None:
+    """Create and play each game in turn in one row and one card table (a few KB that stay
+    in the core's cache), random against random, keeping only the outcomes: the games of
+    :func:`playout` on a new batch, without writing a batch out to memory."""
+    row = np.empty(template.shape[0], np.int32)
+    table = np.empty((L.MAX_CARDS, L.CARD_FIELDS), np.int32)
+    legal = np.empty(MAX_LEGAL, np.int32)
+    limit = record.shape[1]
+    draft_at = action_bounds(template[L.VERSION])[3]
+    for g in range(seeds.shape[0]):
+        start_row(row, table, seeds[g], template, allowed_rows)
+        taken = 0
+        while row[L.PHASE] != ENDED:
+            if row[L.PHASE] != DECK_BUILDING:
+                index = legal[_next_uniform(rng, g, legal_actions(row, table, legal))]
+            elif row[L.VERSION] == V1_5:
+                index = pool_choice(row, _next_uniform(rng, g, pool_choice_count(row)))
+            else:  # a draft pick: legal_actions would list the three picks in order
+                index = draft_at + _next_uniform(rng, g, 3)
+            if taken < limit:
+                record[g, taken] = index
+            taken += 1
+            apply_legal(row, table, index)
+        counts[g] = taken
+        winners[g] = row[L.WINNER]
+        turns[g] = row[L.TURN]
+        health[g, 0] = row[L.PLAYER_0 + L.P_HEALTH]
+        health[g, 1] = row[L.PLAYER_1 + L.P_HEALTH]
+        reasons[g] = row[L.END_REASON]
+
+
 def play_random(n: int, version: str, seed: int, *, record: bool = False,
-                league: int = 4) -> Playouts:  # fmt: skip
+                league: int = 4, threads: int | None = 1) -> Playouts:  # fmt: skip
     """``n`` whole games, random against random, deck building included, in one compiled
-    loop. Game ``g`` is ``State.new(version, {"seed": game_seeds(seed, n)[g]})``."""
-    batch = Batch.new(version, n, seed=seed, league=league)
-    return playout(batch, ("random", "random"), seed, record=record)
+    loop (per thread: ``threads`` as in :func:`playout`). Game ``g`` is
+    ``State.new(version, {"seed": game_seeds(seed, n)[g]})``; the games are those of
+    ``playout(Batch.new(version, n, seed=seed), ("random", "random"), seed)``."""
+    template, allowed_rows = new_game_arrays(version, league)
+    threads = thread_count(threads)
+    seeds = game_seeds(seed, n)
+    rng = _seeds_to_rng(seeds, seed)
+    winners = np.empty(n, np.int8)
+    turns = np.empty(n, np.int32)
+    health = np.empty((n, 2), np.int32)
+    reasons = np.empty(n, np.int8)
+    log = np.zeros((n, RECORD_LIMIT if record else 0), np.int16)
+    counts = np.zeros(n, np.int32)
+    run_all([partial(_random_games, seeds[a:b], rng[a:b], template, allowed_rows, winners[a:b],
+                     turns[a:b], health[a:b], reasons[a:b], log[a:b], counts[a:b])
+             for a, b in slices(n, threads)])  # fmt: skip
+    return Playouts(winners, turns, health, reasons, log if record else None,
+                    counts if record else None)  # fmt: skip
 
 
 def _policy_code(name: str) -> int:

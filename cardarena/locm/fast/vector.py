@@ -1,11 +1,12 @@
 """The compiled loops of the vector environment: a whole step of N games in one call.
 
-One call applies the learner's action in every game, plays the compiled policies'
-moves (``random``, ``greedy``) until each game waits for the learner, for a callable
-policy, or has ended, then writes the masks, the observations and the rewards. The
-games are independent: the env runs disjoint slices of the batch on its threads (every
-loop releases the GIL), and the Python side of a step stays a handful of calls
-whatever N is.
+One call applies the learner's action in every game (or restarts a game that ended,
+its draws made from the env's generator in compiled code: :mod:`.pcg64`), plays the
+compiled policies' moves (``random``, ``greedy``) until each game waits for the learner,
+for a callable policy, or has ended, then writes the masks, the observations, the
+rewards and the info columns. The games are independent: the env runs disjoint slices of
+the batch on its threads (every loop releases the GIL), and the Python side of a step
+stays a handful of calls whatever N is, with no Python per game.
 
 Roles: 0 the learner, 1 the opponent, 2 the learner's deck building by a policy,
 3 the learner's battle by a policy. ``roles[g]`` says who must decide next in game g
@@ -22,6 +23,7 @@ require_numba()
 
 from numba import njit  # noqa: E402 (after the one-line install hint)
 
+from .generators import start_row  # noqa: E402
 from .kernels import (  # noqa: E402
     MAX_LEGAL,
     V1_5,
@@ -42,10 +44,12 @@ from .layout import (  # noqa: E402
     PLAYER_0,
     PLAYER_SIZE,
     STATE_SIZE,
+    TURN,
     VERSION,
     WINNER,
 )
 from .observation import observe_game  # noqa: E402
+from .pcg64 import below_2_63, coin, full_range_int64  # noqa: E402
 from .playouts import GREEDY_WEIGHTS, greedy_action  # noqa: E402
 from .playouts import _next_uniform as next_uniform  # noqa: E402
 
@@ -63,6 +67,11 @@ _DECK_BUILDING = 0
 _ENDED = 2
 LEGAL_BUFFER = MAX_LEGAL
 """Entries of the scratch array of legal indexes (``legal`` below)."""
+INFO_PHASE, INFO_TURN, INFO_WINNER = range(3)
+INFO_COLUMNS = 3
+"""``info[g]``: the game's phase, turn and winner when its learner was last to decide."""
+SEAT_RANDOM = -1
+"""``seat_option`` of a restart: the seat is drawn (``integers(2)``)."""
 
 
 @njit(cache=True, nogil=True)
@@ -151,9 +160,14 @@ def _finish(
     potentials: np.ndarray,
     rewards: np.ndarray,
     terminations: np.ndarray,
+    info: np.ndarray,
 ) -> None:
-    """The learner's observation, and its reward and termination unless the game is new."""
+    """The learner's observation, its info columns (phase, turn, winner), and its reward
+    and termination unless the game is new."""
     observe_game(game, cards, seat, observations[g], offers_dirty[g])
+    info[g, INFO_PHASE] = game[PHASE]
+    info[g, INFO_TURN] = game[TURN]
+    info[g, INFO_WINNER] = game[WINNER]
     offers_dirty[g] = game[PHASE] == _DECK_BUILDING
     potential = _potential(game, seat, terms, weights) if terms.shape[0] else 0.0
     if fresh:
@@ -179,13 +193,45 @@ def _scratch_space() -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, nogil=True)
-def step_games(
+def _restart(
+    g: int,
     state: np.ndarray,
     cards: np.ndarray,
-    actions: np.ndarray,
-    skip: np.ndarray,
+    template: np.ndarray,
+    allowed_rows: np.ndarray,
+    seat_option: int,
+    generators: np.ndarray,
+    game_seeds: np.ndarray,
+    seats: np.ndarray,
+    rng: np.ndarray,
+    fresh: np.ndarray,
+) -> None:
+    """A new game in row ``g``, drawn from env ``g``'s generator as the single env's
+    reset draws without a seed or options: the game seed (a full-range long), the seat
+    if it is random, and each role's policy seed (below 2**63; drawn even if unused)."""
+    generator = generators[g]
+    seed = full_range_int64(generator)
+    seats[g] = coin(generator) if seat_option == SEAT_RANDOM else seat_option
+    for role in range(1, 4):
+        rng[g, role] = below_2_63(generator)
+    game_seeds[g] = seed
+    start_row(state[g], cards[g], seed, template, allowed_rows)
+    fresh[g] = True
+
+
+@njit(cache=True, nogil=True)
+def restart_games(
+    state: np.ndarray,
+    cards: np.ndarray,
+    restart: np.ndarray,
     first: int,
     stop: int,
+    template: np.ndarray,
+    allowed_rows: np.ndarray,
+    seat_option: int,
+    generators: np.ndarray,
+    game_seeds: np.ndarray,
+    fresh: np.ndarray,
     seats: np.ndarray,
     learning: int,
     policies: np.ndarray,
@@ -199,12 +245,68 @@ def step_games(
     potentials: np.ndarray,
     rewards: np.ndarray,
     terminations: np.ndarray,
+    info: np.ndarray,
 ) -> None:
-    """The learner's action in games ``first``..``stop - 1`` but the ``skip`` ones, then
-    the policies (the env runs disjoint ranges on its threads: the loops release the GIL)."""
+    """New games in the ``restart`` games of ``first``..``stop - 1`` (drawn as in
+    :func:`step_games`), played up to the learner's first decision; their rewards and
+    terminations are left as they are (a same-step autoreset reports the last game's)."""
     legal, scratch = _scratch_space()
     for g in range(first, stop):
-        if skip[g]:  # restarting on some thread: its row and role are that call's
+        if not restart[g]:
+            continue
+        game = state[g]
+        _restart(g, state, cards, template, allowed_rows, seat_option, generators,
+                 game_seeds, seats, rng, fresh)  # fmt: skip
+        roles[g] = _advance(
+            game, cards[g], seats[g], learning, policies, rng[g], legal, scratch, masks[g]
+        )
+        if roles[g] == ROLE_LEARNER:
+            _finish(g, game, cards[g], seats[g], True, observations, offers_dirty, terms,
+                    weights, potentials, rewards, terminations, info)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def step_games(
+    state: np.ndarray,
+    cards: np.ndarray,
+    actions: np.ndarray,
+    restart: np.ndarray,
+    first: int,
+    stop: int,
+    template: np.ndarray,
+    allowed_rows: np.ndarray,
+    seat_option: int,
+    generators: np.ndarray,
+    game_seeds: np.ndarray,
+    fresh: np.ndarray,
+    seats: np.ndarray,
+    learning: int,
+    policies: np.ndarray,
+    rng: np.ndarray,
+    masks: np.ndarray,
+    roles: np.ndarray,
+    observations: np.ndarray,
+    offers_dirty: np.ndarray,
+    terms: np.ndarray,
+    weights: np.ndarray,
+    potentials: np.ndarray,
+    rewards: np.ndarray,
+    terminations: np.ndarray,
+    info: np.ndarray,
+) -> None:
+    """One env step of games ``first``..``stop - 1`` (the env runs disjoint ranges on its
+    threads; nothing here holds the GIL): a game of ``restart`` (it ended last step)
+    starts anew, drawn from its generator (:func:`_restart`), with reward 0; any other
+    takes the learner's action. Then the compiled policies play up to the next decision."""
+    restart_games(state, cards, restart, first, stop, template, allowed_rows, seat_option,
+                  generators, game_seeds, fresh, seats, learning, policies, rng, masks, roles,
+                  observations, offers_dirty, terms, weights, potentials, rewards,
+                  terminations, info)  # fmt: skip
+    legal, scratch = _scratch_space()
+    for g in range(first, stop):
+        if restart[g]:
+            rewards[g] = 0.0
+            terminations[g] = False
             continue
         game = state[g]
         apply_legal(game, cards[g], actions[g])
@@ -213,7 +315,7 @@ def step_games(
         )
         if roles[g] == ROLE_LEARNER:
             _finish(g, game, cards[g], seats[g], False, observations, offers_dirty, terms,
-                    weights, potentials, rewards, terminations)  # fmt: skip
+                    weights, potentials, rewards, terminations, info)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
@@ -234,6 +336,7 @@ def start_games(
     potentials: np.ndarray,
     rewards: np.ndarray,
     terminations: np.ndarray,
+    info: np.ndarray,
 ) -> None:
     """New games: the policies play up to the learner's first decision (no reward)."""
     legal, scratch = _scratch_space()
@@ -245,7 +348,7 @@ def start_games(
         )
         if roles[g] == ROLE_LEARNER:
             _finish(g, game, cards[g], seats[g], True, observations, offers_dirty, terms,
-                    weights, potentials, rewards, terminations)  # fmt: skip
+                    weights, potentials, rewards, terminations, info)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
@@ -267,6 +370,7 @@ def continue_games(
     potentials: np.ndarray,
     rewards: np.ndarray,
     terminations: np.ndarray,
+    info: np.ndarray,
     fresh: np.ndarray,
 ) -> None:
     """The callables' actions (``actions[k]`` in ``games[k]``), then the policies again."""
@@ -280,7 +384,7 @@ def continue_games(
         )
         if roles[g] == ROLE_LEARNER:
             _finish(g, game, cards[g], seats[g], fresh[g], observations, offers_dirty, terms,
-                    weights, potentials, rewards, terminations)  # fmt: skip
+                    weights, potentials, rewards, terminations, info)  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
@@ -302,10 +406,12 @@ def observe_games(
 
 
 @njit(cache=True, nogil=True)
-def sample_legal(masks: np.ndarray, uniforms: np.ndarray, out: np.ndarray) -> None:
+def sample_legal(masks: np.ndarray, uniforms: np.ndarray, out: np.ndarray, first: int = 0,
+                 stop: int = -1) -> None:  # fmt: skip
     """``out[g]``: the legal index number ``int(uniforms[g] * count)`` of row ``g`` of
-    ``masks`` (uniform over the legal actions), 0 for a row without any."""
-    for g in range(masks.shape[0]):
+    ``masks`` (uniform over the legal actions), 0 for a row without any; rows
+    ``first``..``stop - 1`` (-1: to the end), so that threads can share the batch."""
+    for g in range(first, masks.shape[0] if stop < 0 else stop):
         count = 0
         for index in range(masks.shape[1]):
             count += masks[g, index]
