@@ -262,8 +262,10 @@ def test_a_1_2_game_by_clicking_against_a_bot_process(
 ) -> None:
     log_path = tmp_path / "game.json"
     bot = "python3 examples/bots/minimal_bot.py"  # sandboxed, as any bot of locm play
+    # Ten times the official limits: on a loaded machine the sandboxed Python bot once
+    # timed out in 100 ms, and the game is about the page, not the bot's clock.
     game = start("-p1", bot, "-p2", "human", "--version", "1.2", "-d", "seed=3",
-                 "-l", str(log_path))  # fmt: skip
+                 "--time-scale", "10", "-l", str(log_path))  # fmt: skip
     page.goto(game.url + "#delay=0")
 
     def click_and_show_the_draft(page: Any) -> None:
