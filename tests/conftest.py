@@ -68,14 +68,6 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_dir(Path(__file__).resolve().parents[1] / "cardarena", quiet=1)
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto`` starts two workers per usable core: most tests wait on bot processes,
-    servers, sockets and a browser, and one worker per core left the cores idle a third of
-    the time (on 2 cores: 5 min 10 s with 2 workers, 4 min 36 s with 4)."""
-    return 2 * len(os.sched_getaffinity(0))
-
-
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Under pytest-xdist, a worker hands its conformance counts to the controller."""
     worker_output = getattr(session.config, "workeroutput", None)

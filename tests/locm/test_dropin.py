@@ -51,9 +51,11 @@ def locm(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
 
 
 def run_script_line(version: str, p1: str, p2: str, params: str) -> str:
-    """One game as the contest run.sh runs the jar: ``-l /dev/stdout | awk 1 ORS=' '``."""
+    """One game as the contest run.sh runs the jar: ``-l /dev/stdout | awk 1 ORS=' '``
+    (with ten times the limits: what is checked is the output, and a loaded machine once
+    made a Python bot time out at the official 100 ms)."""
     result = locm("play", "--version", version, "-p1", p1, "-p2", p2, "-l", "/dev/stdout",
-                  "-d", params)  # fmt: skip
+                  "-d", params, "--time-scale", "10")  # fmt: skip
     assert result.returncode == 0, result.stderr
     return " ".join(result.stdout.split("\n"))
 
