@@ -25,13 +25,9 @@ from cardarena.locm.engine.state import EndReason
 from cardarena.locm.referee import sandbox
 from cardarena.locm.referee.game_loop import GameOutcome, TimeControl, play_game
 from cardarena.tournaments.store import TournamentStore
-from tests.locm.bots import BOTS, new_tag, tagged_processes, wait_until_gone
+from tests.locm.bots import BOTS, NEEDS_SANDBOX, new_tag, tagged_processes, wait_until_gone
 
-pytestmark = pytest.mark.skipif(
-    not sandbox.support().ok,
-    reason=f"no working bubblewrap sandbox here ({sandbox.support().reason}): "
-    "apt-get install bubblewrap",
-)
+pytestmark = NEEDS_SANDBOX
 
 LOCM = [sys.executable, "-m", "cardarena.locm"]
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,13 +19,9 @@ from pathlib import Path
 import pytest
 
 from cardarena.locm.referee import sandbox
-from tests.locm.bots import BOTS
+from tests.locm.bots import BOTS, NEEDS_SANDBOX
 
-pytestmark = pytest.mark.skipif(
-    not sandbox.support().ok,
-    reason=f"no working bubblewrap sandbox here ({sandbox.support().reason}): "
-    "apt-get install bubblewrap",
-)
+pytestmark = NEEDS_SANDBOX
 
 LOCM = [sys.executable, "-m", "cardarena.locm"]
 ROOT = Path(__file__).resolve().parents[2]

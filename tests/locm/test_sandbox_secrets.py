@@ -22,12 +22,9 @@ import pytest
 
 from cardarena.locm.referee import botenv, sandbox
 from cardarena.tournaments.store import TournamentStore
+from tests.locm.bots import NEEDS_SANDBOX
 
-pytestmark = pytest.mark.skipif(
-    not sandbox.support().ok,
-    reason=f"no working bubblewrap sandbox here ({sandbox.support().reason}): "
-    "apt-get install bubblewrap",
-)
+pytestmark = NEEDS_SANDBOX
 
 LOCM = [sys.executable, "-m", "cardarena.locm"]
 ROOT = Path(__file__).resolve().parents[2]

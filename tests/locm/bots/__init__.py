@@ -10,7 +10,17 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
+from cardarena.locm.referee import sandbox
+
 BOTS = Path(__file__).resolve().parent
+NEEDS_SANDBOX = pytest.mark.skipif(
+    not sandbox.support().ok,
+    reason=f"no working bubblewrap sandbox here ({sandbox.support().reason}): "
+    "apt-get install bubblewrap",
+)
+"""For the tests that run bots in the real bubblewrap sandbox: ``pytestmark = NEEDS_SANDBOX``."""
 PYTHON = sys.executable
 
 
