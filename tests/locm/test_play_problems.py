@@ -34,7 +34,8 @@ def play(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_illegal_actions_are_counted_with_the_first_quoted(tag: str) -> None:
     bot = simple_bot("illegal", 30, tag)  # from its first battle turn (30 draft picks)
-    result = play("-p1", bot, "-p2", "builtin:greedy")
+    # Ten times the limits: a loaded machine must not turn the illegal actions into a timeout.
+    result = play("-p1", bot, "-p2", "builtin:greedy", "--time-scale", "10")
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[:2] in (["0", "1"], ["1", "0"])
     lines = result.stderr.splitlines()
@@ -43,7 +44,7 @@ def test_illegal_actions_are_counted_with_the_first_quoted(tag: str) -> None:
     assert "illegal action" in lines[0] and "(the first: 'ATTACK 999 -1')" in lines[0]
     assert "-l game.json" in lines[0] and "locm view game.json" in lines[0]
 
-    quiet = play("-q", "-p1", bot, "-p2", "builtin:greedy")
+    quiet = play("-q", "-p1", bot, "-p2", "builtin:greedy", "--time-scale", "10")
     assert quiet.returncode == 0 and quiet.stderr == ""
     assert quiet.stdout == result.stdout
 

@@ -132,7 +132,9 @@ def test_every_command_and_game_error_code_over_the_wire(start_server: StartServ
 
 
 def test_login_handshake(start_server: StartServer) -> None:
-    server = start_server(["alice", "bob"])
+    # Turns that cannot time out during the test: the matches stay the first tournament's
+    # however long the secret checks take on a loaded machine.
+    server = start_server(["alice", "bob"], turn_seconds=600)
     connection = server.raw()
     assert connection.line() == "LOGIN"
     assert connection.ask("GET_MY_MATCHES") == err(941, "NotLoggedIn")
