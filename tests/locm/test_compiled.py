@@ -1,9 +1,10 @@
 """The rules layer compiled with mypyc (CARDARENA_COMPILE=1) plays exactly like the source.
 
 Builds the compiled modules from the unchanged sources into a temporary copy of the
-package, then, in a subprocess that imports that copy, checks that the modules
-really are compiled, that random games end in the very same states as with the
-pure-Python engine, and that every recorded official game replays identically.
+package (at the C compiler's -O0, which builds in a third of the time of the installed
+-O3), then, in a subprocess that imports that copy, checks that the modules really are
+compiled, that random games end in the very same states as with the pure-Python engine,
+and that every recorded official game replays identically.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def test_compiled_engine_plays_exactly_like_the_source(tmp_path: Path) -> None:
     build = subprocess.run(
         [sys.executable, "setup.py", "build_ext", "--inplace"],
         cwd=tmp_path,
-        env={**os.environ, "CARDARENA_COMPILE": "1"},
+        # The C compiler's -O0: the same compiled semantics in a third of the build time.
+        env={**os.environ, "CARDARENA_COMPILE": "1", "CARDARENA_COMPILE_OPT": "0"},
         capture_output=True,
         text=True,
         timeout=900,
