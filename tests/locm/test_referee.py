@@ -45,7 +45,7 @@ def tag() -> Iterator[str]:
     """A unique tag for the test's bots; afterwards none of them may be left running."""
     value = new_tag()
     yield value
-    assert wait_until_gone(value, 5.0) == [], "bot processes left behind"
+    assert wait_until_gone(value, 30.0) == [], "bot processes left behind"
     assert zombie_children() == []
 
 

@@ -239,7 +239,7 @@ def test_ctrl_c_exits_at_once_and_keeps_every_finished_game(tmp_path: Path) -> N
     assert [row for row in kept if row[5] == "referee"] == []  # no interrupted game stored
     with sqlite3.connect(db) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    gone = time.monotonic() + 5  # a killed bot may take a moment to be reaped
+    gone = time.monotonic() + 30  # a killed bot may take a moment to be reaped
     while subprocess.run(["pgrep", "-f", tag], capture_output=True).returncode == 0:
         assert time.monotonic() < gone, "bot processes survived the tournament"
         time.sleep(0.05)
@@ -265,7 +265,7 @@ def test_sigterm_stops_the_bots_and_keeps_finished_games(tmp_path: Path) -> None
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert "terminated by SIGTERM" in stderr and "resume" in stderr
-    deadline = time.monotonic() + 5  # a killed bot may take a moment to be reaped
+    deadline = time.monotonic() + 30  # a killed bot may take a moment to be reaped
     while True:
         leftovers = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True)
         if not leftovers.stdout.strip() or time.monotonic() > deadline:
