@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import compileall
+import fcntl
 import functools
 import json
 import lzma
 import os
+import shutil
 import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.fast_warmup import LOCK_ENV, USES_COMPILED_CODE, wait_for_warm_up
 
 # A suite started in the background (`cmd &`, nohup) inherits Ctrl-C ignored, and so would
 # every referee it starts, which could then not be interrupted: the tests that send SIGINT
@@ -66,6 +74,77 @@ def pytest_configure(config: pytest.Config) -> None:
     machines) each of them would otherwise compile every module it imports again."""
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
         compileall.compile_dir(Path(__file__).resolve().parents[1] / "cardarena", quiet=1)
+        if _runs_the_whole_suite(config):
+            _start_warm_up(config)
+
+
+def _runs_the_whole_suite(config: pytest.Config) -> bool:
+    """No test file, folder or -k named: the README's command (or the tests folder)."""
+    args = [arg for arg in config.invocation_params.args if not str(arg).startswith("-")]
+    named = [arg for arg in args if Path(str(arg).split("::")[0]).exists()]
+    return all(Path(arg).resolve() == Path(__file__).resolve().parent for arg in named) and (
+        "-k" not in config.invocation_params.args
+    )
+
+
+def _start_warm_up(config: pytest.Config) -> None:
+    """Compile the fast engine once, in the background, while the first tests run
+    (tests/fast_warmup.py says why): the warm-up inherits a lock taken here, so a worker that
+    reaches compiled code first cannot slip in before it starts."""
+    folder = Path(tempfile.mkdtemp(prefix="cardarena-warm-"))
+    lock_path = folder / "warm.lock"
+    with open(lock_path, "wb") as lock, open(folder / "warm.log", "wb") as log:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        root = Path(__file__).resolve().parents[1]
+        process = subprocess.Popen(
+            [sys.executable, str(root / "tests" / "fast_warmup.py")], cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root)}, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, pass_fds=(lock.fileno(),),
+        )  # fmt: skip
+    os.environ[LOCK_ENV] = str(lock_path)  # inherited by the xdist workers started next
+    config.stash[_WARM_UP] = (process, folder)
+
+
+_WARM_UP = pytest.StashKey[tuple[subprocess.Popen[bytes], Path]]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A run that ends before the warm-up (a failing -x run) does not leave it behind."""
+    started = config.stash.get(_WARM_UP, None)
+    if started is not None:
+        process, folder = started
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@functools.cache
+def _uses_compiled_code(path: Path) -> bool:
+    try:
+        return USES_COMPILED_CODE.search(path.read_text(encoding="utf-8")) is not None
+    except OSError:
+        return False
+
+
+_WARM_UP_AWAITED: list[bool] = []
+
+
+@pytest.fixture(autouse=True)
+def _compiled_code_ready(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that may run compiled code first waits for the warm-up (once per worker)."""
+    if not _WARM_UP_AWAITED and _uses_compiled_code(Path(request.node.path)):
+        wait_for_warm_up()
+        _WARM_UP_AWAITED.append(True)
+    yield
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` starts two workers per usable core: most tests wait on bot processes,
+    servers, sockets and a browser, and one worker per core left the cores idle a third of
+    the time. The tests wait on conditions, never on the machine being quiet."""
+    return 2 * len(os.sched_getaffinity(0))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

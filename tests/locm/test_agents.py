@@ -77,7 +77,7 @@ def test_search_plans_a_whole_turn_within_its_budget() -> None:
     plan = search.plan_turn(state)
     elapsed = time.perf_counter() - started
     assert search.budget_s(state) == pytest.approx(0.06)
-    assert elapsed < 0.06 + 0.03  # one rollout of slack
+    assert elapsed < 0.06 + 0.2  # slack for a busy machine; a planner past its budget: 0.6 s+
     assert plan[-1].type == ActionType.PASS
     game = state.clone()
     for action in plan[:-1]:

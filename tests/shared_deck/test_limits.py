@@ -229,13 +229,12 @@ def test_a_wrong_secret_flood_does_not_delay_an_honest_login(start_server: Start
     for number, connection in enumerate(flood):
         connection.send(f"nobody{number}\nnot-the-secret\n")
     wait_until(lambda: server.call(lambda: checker.per_address_count.get("127.0.0.2", 0)) >= 150)
-    started = time.monotonic()
     honest = server.raw()
     honest.login("alice", server.secrets["alice"])
-    took = time.monotonic() - started
+    # Counted, not timed (a busy machine makes any scrypt check slow): alice got in while
+    # most of the flood still waited, so hers was not queued behind it.
     queued = server.call(lambda: checker.per_address_count.get("127.0.0.2", 0))
     assert queued >= 100, "the flood was checked first"
-    assert took < 5.0, took  # two scrypt checks; generous for a busy machine
     # The flooders leave: their checks that have not started are dropped, not run.
     for connection in flood:
         connection.close()

@@ -1,0 +1,73 @@
+"""Compile the fast engine into numba's cache once, before the tests that use it.
+
+Run as a script by tests/conftest.py when the suite starts, in the background and holding
+a lock that the tests using compiled code wait for (:func:`wait_for_warm_up`). Without it,
+on a machine whose cache is empty, every pytest-xdist worker (and every CLI subprocess a
+test starts) reaching the compiled code compiles the same functions at the same time: a
+minute of CPU each, on a 2-core machine. With it, one process compiles and the others load
+the machine code from the cache. Nothing here is asserted: the tests themselves check the
+engine, and if this script fails they compile as they would have without it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import time
+from pathlib import Path
+
+LOCK_ENV = "CARDARENA_TEST_WARM_LOCK"
+"""The lock file the warm-up holds while it compiles (set by the controller for its workers)."""
+USES_COMPILED_CODE = re.compile(r"locm\.fast|locm import fast|VectorEnv|vector_env|rollout|learned|"
+                                r"selfplay|fast\.md|envs\.md")  # fmt: skip
+"""A test module whose source matches may run compiled code (or start a process that does)."""
+
+
+def warm() -> None:
+    """Run every compiled entry point the tests use, in every version, on a few games."""
+    import numpy as np
+
+    from cardarena.locm.envs.vector_env import LOCMVectorEnv
+    from cardarena.locm.fast import Batch, play_random, playout
+
+    rng = np.random.default_rng(0)
+    for version in ("1.0", "1.2", "1.5"):
+        play_random(4, version, 0, record=True)
+        play_random(4, version, 0, threads=2)
+        batch = Batch.new(version, seeds=[1, 2, 3, 4])
+        batch.observe()
+        batch.step((rng.random(batch.masks().shape) * batch.masks()).argmax(axis=1))
+        playout(batch.clone(), ("greedy", "random"), 0, record=True)
+        playout(batch, ("random", "greedy"), 0, threads=2)
+        for mode in ("game", "battle", "deckbuilding"):
+            env = LOCMVectorEnv(4, version, mode=mode, opponent="greedy", threads=2)
+            env.reset(seed=0)
+            for _ in range(3):
+                masks = env.action_masks()
+                env.step((rng.random(masks.shape) * masks).argmax(axis=1))
+            env.close()
+
+
+def wait_for_warm_up(timeout_s: float = 600.0) -> None:
+    """Block until the warm-up holding the lock has finished (at most ``timeout_s``)."""
+    path = os.environ.get(LOCK_ENV)
+    if not path or not Path(path).exists():
+        return
+    with open(path, "rb") as lock:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                time.sleep(0.2)
+                continue
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            return
+
+
+if __name__ == "__main__":
+    try:
+        warm()
+    except Exception as error:  # the tests compile for themselves; say why in the log
+        print(f"fast engine warm-up failed: {error!r}")
