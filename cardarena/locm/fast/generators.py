@@ -58,7 +58,16 @@ from ..engine.cards import (  # noqa: E402
 from ..engine.deckbuilding import DRAFT_POOL_SIZE, constructed_pool, draft_triples  # noqa: E402
 from ..engine.params import SEED_NAMES, GameParameters, resolve_parameters  # noqa: E402
 from ..engine.rules import DECK_SIZE, ruleset  # noqa: E402
-from .javarandom import next_double, next_int, next_int32, next_long, scramble, shuffle  # noqa: E402
+from .javarandom import (  # noqa: E402
+    next_double,
+    next_int32,
+    scramble,
+    shuffle,
+    wide_next_int,
+    wide_next_long,
+    wide_shuffle,
+    widen,
+)
 from .layout import (  # noqa: E402
     C_AREA,
     C_ATTACK,
@@ -181,9 +190,9 @@ _BLUE = int(CardType.BLUE_ITEM)
 @njit(cache=True, nogil=True)
 def _game_seeds(seed: int, count: int) -> np.ndarray:
     out = np.empty(count, dtype=np.int64)
-    state = scramble(seed)
+    state = widen(scramble(seed))
     for game in range(count):
-        out[game], state = next_long(state)
+        out[game], state = wide_next_long(state)
     return out
 
 
@@ -200,9 +209,9 @@ def game_seeds(seed: int, count: int) -> np.ndarray:
 def _derive_subseeds(seeds: np.ndarray, names: int) -> np.ndarray:
     out = np.empty((seeds.shape[0], names), dtype=np.int64)
     for game in range(seeds.shape[0]):
-        state = scramble(seeds[game])
+        state = widen(scramble(seeds[game]))
         for name in range(names):
-            out[game, name], state = next_long(state)
+            out[game, name], state = wide_next_long(state)
     return out
 
 
@@ -221,6 +230,14 @@ def derive_subseeds(version: str, seeds: np.ndarray) -> np.ndarray:
 # --- 1.0 / 1.2 draft -------------------------------------------------------------------------
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _copy_card(table: np.ndarray, row: int, card_table: np.ndarray, source: int) -> None:
+    """``table[row, :] = card_table[source, :]`` as a plain loop (a slice assignment
+    checks shapes and overlap at run time: several times the copy itself)."""
+    for field in range(CARD_FIELDS):
+        table[row, field] = card_table[source, field]
+
+
 @njit(cache=True, nogil=True)
 def fill_draft_table(
     table: np.ndarray, draft_seed: int, allowed_rows: np.ndarray, card_table: np.ndarray
@@ -229,35 +246,32 @@ def fill_draft_table(
 
     ``allowed_rows``: the rows of ``card_table`` the draft may offer, in the reference
     order (:func:`draft_pool_rows`); as ``deckbuilding.draft_triples`` draws them.
+    The pool holds distinct cards, so a pick repeats a card exactly when it repeats a
+    pool position: the picks are compared as positions.
     """
     allowed = allowed_rows.shape[0]
     size = min(DRAFT_POOL_SIZE, allowed)
-    pool = np.empty(size, dtype=np.int64)
+    pool = np.empty(size, dtype=np.int64)  # card_table rows
     seen = np.zeros(allowed, dtype=np.bool_)
-    state = scramble(draft_seed)
+    state = widen(scramble(draft_seed))
     found = 0
     while found < size:
-        index, state = next_int(state, allowed)
+        index, state = wide_next_int(state, allowed)
         if not seen[index]:
             seen[index] = True
-            pool[found] = index
+            pool[found] = allowed_rows[index]
             found += 1
     for turn in range(DECK_SIZE):
-        pick, state = next_int(state, size)
-        first = pool[pick]
-        pick, state = next_int(state, size)
-        second = pool[pick]
+        first, state = wide_next_int(state, size)
+        second, state = wide_next_int(state, size)
         while second == first:
-            pick, state = next_int(state, size)
-            second = pool[pick]
-        pick, state = next_int(state, size)
-        third = pool[pick]
+            second, state = wide_next_int(state, size)
+        third, state = wide_next_int(state, size)
         while third in (first, second):
-            pick, state = next_int(state, size)
-            third = pool[pick]
-        table[3 * turn, :] = card_table[allowed_rows[first], :]
-        table[3 * turn + 1, :] = card_table[allowed_rows[second], :]
-        table[3 * turn + 2, :] = card_table[allowed_rows[third], :]
+            third, state = wide_next_int(state, size)
+        _copy_card(table, 3 * turn, card_table, pool[first])
+        _copy_card(table, 3 * turn + 1, card_table, pool[second])
+        _copy_card(table, 3 * turn + 2, card_table, pool[third])
 
 
 @njit(cache=True, nogil=True)
@@ -429,7 +443,7 @@ def shuffle_deck(
     count = chosen.shape[0]
     for k in range(count):
         ids_out[k] = k  # first the shuffled choice positions (no scratch array)
-    shuffle(ids_out, scramble(shuffle_seed))
+    wide_shuffle(ids_out, widen(scramble(shuffle_seed)))
     for i in range(count):
         k = ids_out[i]
         cards_out[i] = chosen[k]
@@ -452,24 +466,28 @@ def deal_decks(row: np.ndarray, shuffle_seed_0: int, shuffle_seed_1: int) -> Non
     ids_after_shuffle = _IDS_AFTER_SHUFFLE[row[VERSION]]
     for instance in range(MAX_IDS):
         row[INSTANCE_CARD + instance] = -1
-    deck_cards = np.empty(DECK_SIZE, dtype=np.int64)
     for player in range(2):
         base = PLAYER_0 + player * PLAYER_SIZE
-        seed = shuffle_seed_0 if player == 0 else shuffle_seed_1
-        ids = row[base + P_DECK : base + P_DECK + DECK_SIZE]  # written in place
-        shuffle_deck(
-            row[base + P_CHOSEN : base + P_CHOSEN + DECK_SIZE],
-            seed,
-            player,
-            ids_after_shuffle,
-            ids,
-            deck_cards,
-        )
+        deck = base + P_DECK
+        chosen = base + P_CHOSEN
+        # shuffle_deck, in the row itself: the shuffled choice positions, then their ids
+        # (no scratch array, no array views to count references of)
+        for k in range(DECK_SIZE):
+            row[deck + k] = k
+        state = widen(scramble(shuffle_seed_0 if player == 0 else shuffle_seed_1))
+        for i in range(DECK_SIZE, 1, -1):
+            j, state = wide_next_int(state, i)
+            swapped = row[deck + i - 1]
+            row[deck + i - 1] = row[deck + j]
+            row[deck + j] = swapped
         for i in range(DECK_SIZE):
-            row[INSTANCE_CARD + ids[i]] = deck_cards[i]
+            k = row[deck + i]
+            ident = 2 * i + player + 1 if ids_after_shuffle else 2 * DECK_SIZE * player + 2 * k
+            row[deck + i] = ident
+            row[INSTANCE_CARD + ident] = row[chosen + k]
         hand_size = 4 + player
         for i in range(hand_size):
-            row[base + P_HAND + i] = ids[i]
+            row[base + P_HAND + i] = row[deck + i]
         row[base + P_HAND_COUNT] = hand_size
         row[base + P_DECK_TOP] = hand_size
         row[base + P_DECK_END] = DECK_SIZE
@@ -539,18 +557,23 @@ def start_row(
     :func:`derive_subseeds` and :func:`tables_from_subseeds` give them. The template's
     ``VERSION`` says which: a pool (1.5) has no draft."""
     pool = template[VERSION] == VERSION_CODES_15
-    rng = scramble(seed)
-    first, rng = next_long(rng)  # draftChoicesSeed, or cardGenSeed
+    rng = widen(scramble(seed))
+    first, rng = wide_next_long(rng)  # draftChoicesSeed, or cardGenSeed
     if pool:
-        _choices, rng = next_long(rng)  # constructedChoicesSeed
-    row[:] = template
+        _choices, rng = wide_next_long(rng)  # constructedChoicesSeed
+    for i in range(template.shape[0]):  # row[:] = template, without a slice's checks
+        row[i] = template[i]
     row[CARD_COUNT] = CARDS_IN_CONSTRUCTED if pool else 3 * DECK_SIZE
     for player in range(2):
-        shuffle_seed, rng = next_long(rng)
+        shuffle_seed, rng = wide_next_long(rng)
         high, low = _split_long(shuffle_seed)
         row[SHUFFLE_SEED + 2 * player] = high
         row[SHUFFLE_SEED + 2 * player + 1] = low
-    table[:, :] = 0
+    # Zero only the rows the cards do not overwrite (every field of a card's row is set).
+    used = CARDS_IN_CONSTRUCTED if pool else 3 * DECK_SIZE
+    for card in range(used, table.shape[0]):
+        for field in range(CARD_FIELDS):
+            table[card, field] = 0
     if pool:
         fill_constructed_table(table[:CARDS_IN_CONSTRUCTED], first)
     else:
