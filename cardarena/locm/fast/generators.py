@@ -59,11 +59,12 @@ from ..engine.deckbuilding import DRAFT_POOL_SIZE, constructed_pool, draft_tripl
 from ..engine.params import SEED_NAMES, GameParameters, resolve_parameters  # noqa: E402
 from ..engine.rules import DECK_SIZE, ruleset  # noqa: E402
 from .javarandom import (  # noqa: E402
-    next_double,
-    next_int32,
+    DOUBLE_UNIT,
     scramble,
-    shuffle,
+    wide_next_double,
+    wide_next_double_bits,
     wide_next_int,
+    wide_next_int32,
     wide_next_long,
     wide_shuffle,
     widen,
@@ -140,21 +141,56 @@ def draft_pool_rows(version: str, league: int = 4) -> np.ndarray:
 
 
 # The 1.5 generator's weighted tables in search order (ascending weight), as arrays.
+#
+# A weighted choice draws ``u = n / 2**53`` (``nextDouble``: ``n`` is the 53-bit integer of
+# two steps) and takes the entry where the official subtraction loop from ``x = u * total``
+# stops. That entry only grows with ``x`` and ``x`` with ``n`` (the reference engine's
+# tables give each entry's largest ``x`` as ``bounds``), so the entry is the number of
+# limits ``n`` exceeds, where a limit is the largest ``n`` whose ``x`` is within a bound:
+# a few integer comparisons, no floating point and no data-dependent branch.
+
+
+def _draw_limits(bounds: Sequence[float], total: float) -> list[int]:
+    """For each bound but the last, the largest 53-bit ``n`` with
+    ``(n * 2**-53) * total <= bound`` (-1 where none is), in double arithmetic."""
+    limits = []
+    for bound in bounds[:-1]:
+        low, high = -1, (1 << 53) - 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            if (middle * DOUBLE_UNIT) * total <= bound:
+                low = middle
+            else:
+                high = middle - 1
+        limits.append(low)
+    return limits
+
+
+_NEVER = np.iinfo(np.int64).max
+"""A limit no draw exceeds (pads a short table)."""
 _TYPE_VALUES = np.array([value for value, _w in _TYPE_TABLE.entries], dtype=np.int64)
-_TYPE_WEIGHTS = np.array([weight for _v, weight in _TYPE_TABLE.entries])
-_TYPE_TOTAL = float(_TYPE_TABLE.total)
+_TYPE_LIMITS = np.array(_draw_limits(_TYPE_TABLE.bounds, _TYPE_TABLE.total), dtype=np.int64)
 _MANA_VALUES = np.array([value for value, _w in _MANA_TABLE.entries], dtype=np.int64)
-_MANA_WEIGHTS = np.array([weight for _v, weight in _MANA_TABLE.entries])
-_MANA_TOTAL = float(_MANA_TABLE.total)
+_MANA_LIMITS = np.array(_draw_limits(_MANA_TABLE.bounds, _MANA_TABLE.total), dtype=np.int64)
 _COUNT_VALUES = np.array([entry[0] for entry in _KEYWORD_COUNT_TABLE.entries], dtype=np.int64)
-_COUNT_WEIGHTS = np.array([entry[1] for entry in _KEYWORD_COUNT_TABLE.entries])
-_COUNT_TOTAL = float(_KEYWORD_COUNT_TABLE.total)
-_KEYWORD_BITS = np.array(_KEYWORD_BITS_IN_ORDER, dtype=np.int64)
+_COUNT_LIMITS = np.array(
+    _draw_limits(_KEYWORD_COUNT_TABLE.bounds, _KEYWORD_COUNT_TABLE.total), dtype=np.int64
+)
 assert all(entry[1] == 1.0 for entry in _KEYWORD_TABLE.entries)  # the search is a ceil
+_KEYWORD_COUNT = len(_KEYWORD_BITS_IN_ORDER)
+_OPEN_KEYWORDS = np.zeros((1 << _KEYWORD_COUNT, _KEYWORD_COUNT), dtype=np.int64)
+"""``[taken, k]``: the ``k``-th keyword bit still open to a card with bits ``taken``, in
+the keyword table's order (the reference ``_ALLOWED_KEYWORDS``)."""
+_OPEN_COUNT = np.zeros(1 << _KEYWORD_COUNT, dtype=np.int64)
+for _taken in range(1 << _KEYWORD_COUNT):
+    _open = [bit for bit in _KEYWORD_BITS_IN_ORDER if not bit & _taken]
+    _OPEN_COUNT[_taken] = len(_open)
+    _OPEN_KEYWORDS[_taken, : len(_open)] = _open
+assert sorted(_KEYWORD_BITS_IN_ORDER) == [1 << k for k in range(_KEYWORD_COUNT)]
 
 # The four budget properties (area, draw, my health, opp health): one table each, the
-# row of its slot in [5, 5] arrays (padded with zero weights the search never reaches;
-# the keywords' row is unused).
+# row of its slot in [5, 5] arrays (limits padded with _NEVER; the keywords' row is
+# unused).
 _SLOT_AREA, _SLOT_KEYWORDS, _SLOT_DRAW, _SLOT_MY_HEALTH, _SLOT_OPP_HEALTH = range(5)
 """The property order's slots, as the reference ``generate_cards`` starts them."""
 _PROPERTY_TABLES = {
@@ -163,18 +199,15 @@ _PROPERTY_TABLES = {
     _SLOT_MY_HEALTH: _MY_HEALTH_TABLE,
     _SLOT_OPP_HEALTH: _OPP_HEALTH_TABLE,
 }
-_PROPERTY_LEN = np.zeros(5, dtype=np.int64)
-_PROPERTY_TOTAL = np.zeros(5)
+_PROPERTY_LIMITS = np.full((5, 4), _NEVER, dtype=np.int64)
 _PROPERTY_VALUES = np.zeros((5, 5), dtype=np.int64)
-_PROPERTY_WEIGHTS = np.zeros((5, 5))
 _PROPERTY_MULT = np.ones((5, 5))
 _PROPERTY_ADD = np.zeros((5, 5))
 for _slot, _table in _PROPERTY_TABLES.items():
-    _PROPERTY_LEN[_slot] = len(_table.entries)
-    _PROPERTY_TOTAL[_slot] = _table.total
+    _limits = _draw_limits(_table.bounds, _table.total)
+    _PROPERTY_LIMITS[_slot, : len(_limits)] = _limits
     for _k, (_value, _weight, _mult, _add) in enumerate(_table.entries):
         _PROPERTY_VALUES[_slot, _k] = _value
-        _PROPERTY_WEIGHTS[_slot, _k] = _weight
         _PROPERTY_MULT[_slot, _k] = _mult
         _PROPERTY_ADD[_slot, _k] = _add
 _MAX_COST = int(_MANA_VALUES.max())
@@ -285,14 +318,33 @@ def _fill_draft_tables(
 # --- 1.5 card generator -----------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
-def _search(x: float, weights: np.ndarray, length: int) -> int:
-    """The official weighted-choice loop: subtract weights in order until ``x <= 0``."""
-    for index in range(length):
-        x -= weights[index]
-        if x <= 0:
-            return index
-    return length - 1
+@njit(cache=True, nogil=True, inline="always")
+def _entry(draw: int, limits: np.ndarray) -> int:
+    """The entry a weighted choice takes for the 53-bit ``draw`` (see :func:`_draw_limits`)."""
+    entry = 0
+    for k in range(limits.shape[0]):
+        entry += np.int64(draw > limits[k])
+    return entry
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _property_entry(draw: int, slot: int) -> int:
+    entry = 0
+    for k in range(_PROPERTY_LIMITS.shape[1]):
+        entry += np.int64(draw > _PROPERTY_LIMITS[slot, k])
+    return entry
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _shuffle_five(order: int, wide: np.uint64) -> tuple[int, np.uint64]:
+    """``Collections.shuffle`` of the five property slots packed 3 bits each in ``order``
+    (position ``p`` at bits ``3p``): swap ``p - 1`` with ``nextInt(p)`` for p = 5 .. 2."""
+    for size in range(5, 1, -1):
+        j, wide = wide_next_int(wide, size)
+        a = (order >> (3 * (size - 1))) & 7
+        b = (order >> (3 * j)) & 7
+        order ^= ((a ^ b) << (3 * (size - 1))) | ((a ^ b) << (3 * j))
+    return order, wide
 
 
 @njit(cache=True, nogil=True)
@@ -301,43 +353,70 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
     ``cards.generate_cards`` with the Java double streams makes them.
 
     The 11 private generators are drawn lazily, card by card: each has its own state,
-    so the numbers are those the reference draws in advance.
+    so the numbers are those the reference draws in advance. The costs come first (the
+    mana generator alone): a stable counting sort by cost then gives each card its row,
+    where it is written once. Every property generator draws once a card whether or not
+    its property is kept, so those draws are taken before the property order is walked.
     """
     count = table.shape[0]
-    parent = scramble(card_gen_seed)
-    sub = np.empty(11, dtype=np.int64)
-    for k in range(11):
-        seed32, parent = next_int32(parent)
-        sub[k] = scramble(seed32)
-    type_rng, mana_rng, area_rng, order_rng, count_rng, keyword_rng = (
-        sub[0], sub[1], sub[2], sub[3], sub[4], sub[5]
-    )  # fmt: skip
-    draw_rng, my_rng, opp_rng, attack_rng, defense_rng = sub[6], sub[7], sub[8], sub[9], sub[10]
-    order = np.arange(5, dtype=np.int64)  # the property order, shuffled from card to card
-    generated = np.empty((count, CARD_FIELDS), dtype=np.int32)
-    chosen = np.zeros(5, dtype=np.int64)  # by property slot (area 0 = Target); keywords: bits
+    parent = widen(scramble(card_gen_seed))
+    seed32, parent = wide_next_int32(parent)
+    type_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    mana_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    area_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    order_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    count_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    keyword_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    draw_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    my_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    opp_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    attack_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    defense_rng = widen(scramble(seed32))
+    # scratch[:count]: each card's cost; scratch[count:]: the next row of each cost.
+    scratch = np.zeros(count + _MAX_COST + 2, dtype=np.int64)
+    next_row = count
     for i in range(count):
-        u, type_rng = next_double(type_rng)
-        card_type = _TYPE_VALUES[_search(u * _TYPE_TOTAL, _TYPE_WEIGHTS, _TYPE_WEIGHTS.shape[0])]
-        u, mana_rng = next_double(mana_rng)
-        mana = _MANA_VALUES[_search(u * _MANA_TOTAL, _MANA_WEIGHTS, _MANA_WEIGHTS.shape[0])]
+        draw, mana_rng = wide_next_double_bits(mana_rng)
+        mana = _MANA_VALUES[_entry(draw, _MANA_LIMITS)]
+        scratch[i] = mana
+        scratch[next_row + mana + 1] += 1
+    for cost in range(_MAX_COST + 1):
+        scratch[next_row + cost + 1] += scratch[next_row + cost]
+    order = 0
+    for position in range(5):
+        order |= position << (3 * position)
+    chosen = np.zeros(5, dtype=np.int64)  # kept values by slot (keywords: bits)
+    entries = np.zeros(5, dtype=np.int64)  # each property's pick by slot
+    for i in range(count):
+        draw, type_rng = wide_next_double_bits(type_rng)
+        card_type = _TYPE_VALUES[_entry(draw, _TYPE_LIMITS)]
+        mana = scratch[i]
         budget = float(mana)
-        order_rng = shuffle(order, order_rng)
-        chosen[:] = 0
+        order, order_rng = _shuffle_five(order, order_rng)
+        draw, area_rng = wide_next_double_bits(area_rng)
+        entries[_SLOT_AREA] = _property_entry(draw, _SLOT_AREA)
+        draw, draw_rng = wide_next_double_bits(draw_rng)
+        entries[_SLOT_DRAW] = _property_entry(draw, _SLOT_DRAW)
+        draw, my_rng = wide_next_double_bits(my_rng)
+        entries[_SLOT_MY_HEALTH] = _property_entry(draw, _SLOT_MY_HEALTH)
+        draw, opp_rng = wide_next_double_bits(opp_rng)
+        entries[_SLOT_OPP_HEALTH] = _property_entry(draw, _SLOT_OPP_HEALTH)
+        for slot in range(5):
+            chosen[slot] = 0
         for position in range(5):
-            slot = order[position]
+            slot = (order >> (3 * position)) & 7
             if slot != _SLOT_KEYWORDS:
-                if slot == _SLOT_AREA:
-                    u, area_rng = next_double(area_rng)
-                elif slot == _SLOT_DRAW:
-                    u, draw_rng = next_double(draw_rng)
-                elif slot == _SLOT_MY_HEALTH:
-                    u, my_rng = next_double(my_rng)
-                else:
-                    u, opp_rng = next_double(opp_rng)
-                entry = _search(
-                    u * _PROPERTY_TOTAL[slot], _PROPERTY_WEIGHTS[slot], _PROPERTY_LEN[slot]
-                )
+                entry = entries[slot]
                 mult = _PROPERTY_MULT[slot, entry]
                 add = _PROPERTY_ADD[slot, entry]
                 spent = budget * mult - add
@@ -349,35 +428,23 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
                 continue
             if card_type == _BLUE:
                 continue
-            u, count_rng = next_double(count_rng)
-            wanted = _COUNT_VALUES[
-                _search(u * _COUNT_TOTAL, _COUNT_WEIGHTS, _COUNT_WEIGHTS.shape[0])
-            ]
+            draw, count_rng = wide_next_double_bits(count_rng)
+            wanted = _COUNT_VALUES[_entry(draw, _COUNT_LIMITS)]
             keywords = 0
             for _k in range(wanted):
-                u, keyword_rng = next_double(keyword_rng)
-                open_count = 0
-                for bit in _KEYWORD_BITS:
-                    if not keywords & bit:
-                        open_count += 1
-                x = u * open_count
+                u, keyword_rng = wide_next_double(keyword_rng)
+                x = u * _OPEN_COUNT[keywords]
                 spent = budget * _KEYWORD_MULT - _KEYWORD_ADD
                 if spent < 0:
                     budget = (spent + _KEYWORD_ADD) / _KEYWORD_MULT
                     break
                 budget = spent
                 # All keyword weights are 1: the loop stops at the first open k with x <= k + 1.
-                wanted_position = max(0, int(np.ceil(x)) - 1)
-                for bit in _KEYWORD_BITS:
-                    if not keywords & bit:
-                        if wanted_position == 0:
-                            keywords |= bit
-                            break
-                        wanted_position -= 1
+                keywords |= _OPEN_KEYWORDS[keywords, max(0, int(np.ceil(x)) - 1)]
             chosen[_SLOT_KEYWORDS] = keywords
-        u, attack_rng = next_double(attack_rng)
+        u, attack_rng = wide_next_double(attack_rng)
         attack = int(budget + (u * _BONUS_STD + _BONUS_MEAN))
-        u, defense_rng = next_double(defense_rng)
+        u, defense_rng = wide_next_double(defense_rng)
         defense = int(budget + (u * _BONUS_STD + _BONUS_MEAN))
         if card_type == _CREATURE:
             attack, defense = max(attack, 0), max(defense, 1)
@@ -387,26 +454,18 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
             attack, defense = max(attack, 0), max(defense, 0)
         if card_type >= _RED:
             attack, defense = -attack, -defense
-        generated[i, C_TYPE] = card_type
-        generated[i, C_COST] = mana
-        generated[i, C_ATTACK] = attack
-        generated[i, C_DEFENSE] = defense
-        generated[i, C_KEYWORDS] = chosen[_SLOT_KEYWORDS]
-        generated[i, C_MY_HEALTH] = chosen[_SLOT_MY_HEALTH]
-        generated[i, C_OPP_HEALTH] = chosen[_SLOT_OPP_HEALTH]
-        generated[i, C_DRAW] = chosen[_SLOT_DRAW]
-        generated[i, C_AREA] = chosen[_SLOT_AREA]
-    # Stable sort by cost (a counting sort), then number 0..count-1.
-    first_of_cost = np.zeros(_MAX_COST + 2, dtype=np.int64)
-    for i in range(count):
-        first_of_cost[generated[i, C_COST] + 1] += 1
-    for cost in range(_MAX_COST + 1):
-        first_of_cost[cost + 1] += first_of_cost[cost]
-    for i in range(count):
-        base_id = first_of_cost[generated[i, C_COST]]
-        first_of_cost[generated[i, C_COST]] += 1
-        table[base_id, :] = generated[i, :]
-        table[base_id, C_BASE_ID] = base_id
+        row = scratch[next_row + mana]  # the stable sort by cost: rows numbered 0..count-1
+        scratch[next_row + mana] = row + 1
+        table[row, C_BASE_ID] = row
+        table[row, C_TYPE] = card_type
+        table[row, C_COST] = mana
+        table[row, C_ATTACK] = attack
+        table[row, C_DEFENSE] = defense
+        table[row, C_KEYWORDS] = chosen[_SLOT_KEYWORDS]
+        table[row, C_MY_HEALTH] = chosen[_SLOT_MY_HEALTH]
+        table[row, C_OPP_HEALTH] = chosen[_SLOT_OPP_HEALTH]
+        table[row, C_DRAW] = chosen[_SLOT_DRAW]
+        table[row, C_AREA] = chosen[_SLOT_AREA]
 
 
 @njit(cache=True, nogil=True)

@@ -101,13 +101,20 @@ def wide_next_long(wide: np.uint64) -> tuple[int, np.uint64]:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def wide_next_double(wide: np.uint64) -> tuple[float, np.uint64]:
-    """``nextDouble()``, as :func:`next_double`."""
+def wide_next_double_bits(wide: np.uint64) -> tuple[int, np.uint64]:
+    """The 53-bit integer ``n`` of ``nextDouble()`` (which is ``n * 2**-53``)."""
     wide = wide_advance(wide)
     high = np.int64((wide >> _SHIFT_22) & _BITS_26)
     wide = wide_advance(wide)
     low = np.int64((wide >> _SHIFT_21) & _BITS_27)
-    return ((high << 27) + low) * DOUBLE_UNIT, wide
+    return (high << 27) + low, wide
+
+
+@njit(cache=True, nogil=True, inline="always")
+def wide_next_double(wide: np.uint64) -> tuple[float, np.uint64]:
+    """``nextDouble()``, as :func:`next_double`."""
+    bits, wide = wide_next_double_bits(wide)
+    return bits * DOUBLE_UNIT, wide
 
 
 @njit(cache=True, nogil=True, inline="always")
