@@ -102,6 +102,35 @@ def test_long_values_cover_both_signs() -> None:
     assert signs == {True, False}
 
 
+def test_division_by_a_multiply_is_exact_for_every_31_bit_draw() -> None:
+    """The remainders of bounded draws are taken by a multiply and a shift: the quotient
+    must be the true one for any draw ``u < 2**31`` (the divisors of the table, and the
+    ones computed for larger bounds)."""
+    rng = random.Random(9)
+    bounds = [*range(1, fast_random.DIVISORS + 2), *BOUNDS, (1 << 31) - 3, 999_999_937]
+    for bound in bounds:
+        multiplier, shift = fast_random.divisor(bound)
+        assert 0 < multiplier <= 1 << 32, bound
+        top = (1 << 31) - 1
+        draws = {0, 1, bound - 1, bound, top, top - 1, top - top % bound, top - top % bound - 1}
+        draws |= {k * bound + d for k in (1, 2, 3, top // bound - 1) for d in (-1, 0, 1)}
+        draws |= {rng.randrange(top + 1) for _ in range(300)}
+        for u in sorted(d for d in draws if 0 <= d <= top):
+            assert (u * multiplier) >> shift == u // bound, (bound, u)
+
+
+def test_next_int_by_a_divisor_equals_java_random() -> None:
+    for seed in _seeds(40, 4):
+        for bound in BOUNDS:
+            reference = JavaRandom(seed)
+            wide = fast_random.widen(fast_random.scramble(seed))
+            multiplier, shift = fast_random.divisor(bound)
+            for _ in range(20):
+                value, wide = fast_random.wide_next_int_by(wide, bound, multiplier, shift)
+                assert value == reference.next_int(bound), (seed, bound)
+            assert fast_random.narrow(wide) == _reference_state(reference)
+
+
 @pytest.mark.parametrize("length", [0, 1, 2, 5, 30, 60, 120])
 def test_shuffle_order_equals_collections_shuffle(length: int) -> None:
     for seed in _seeds(50, 3 + length):

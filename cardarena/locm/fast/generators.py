@@ -60,11 +60,13 @@ from ..engine.params import SEED_NAMES, GameParameters, resolve_parameters  # no
 from ..engine.rules import DECK_SIZE, ruleset  # noqa: E402
 from .javarandom import (  # noqa: E402
     DOUBLE_UNIT,
+    divisor,
     scramble,
     wide_next_double,
     wide_next_double_bits,
     wide_next_int,
     wide_next_int32,
+    wide_next_int_by,
     wide_next_long,
     wide_shuffle,
     widen,
@@ -267,8 +269,16 @@ def derive_subseeds(version: str, seeds: np.ndarray) -> np.ndarray:
 def _copy_card(table: np.ndarray, row: int, card_table: np.ndarray, source: int) -> None:
     """``table[row, :] = card_table[source, :]`` as a plain loop (a slice assignment
     checks shapes and overlap at run time: several times the copy itself)."""
-    for field in range(CARD_FIELDS):
-        table[row, field] = card_table[source, field]
+    # Every field read before any is written: the compiler may then move them as vectors
+    # (a store between two loads could change the second, so one by one it moves words).
+    f0, f1, f2, f3, f4 = (card_table[source, 0], card_table[source, 1],
+                          card_table[source, 2], card_table[source, 3],
+                          card_table[source, 4])  # fmt: skip
+    f5, f6, f7, f8, f9 = (card_table[source, 5], card_table[source, 6],
+                          card_table[source, 7], card_table[source, 8],
+                          card_table[source, 9])  # fmt: skip
+    table[row, 0], table[row, 1], table[row, 2], table[row, 3], table[row, 4] = f0, f1, f2, f3, f4
+    table[row, 5], table[row, 6], table[row, 7], table[row, 8], table[row, 9] = f5, f6, f7, f8, f9
 
 
 @njit(cache=True, nogil=True)
@@ -286,22 +296,23 @@ def fill_draft_table(
     size = min(DRAFT_POOL_SIZE, allowed)
     pool = np.empty(size, dtype=np.int64)  # card_table rows
     seen = np.zeros(allowed, dtype=np.bool_)
+    allowed_multiplier, allowed_shift = divisor(allowed)
+    size_multiplier, size_shift = divisor(size)
     state = widen(scramble(draft_seed))
     found = 0
     while found < size:
-        index, state = wide_next_int(state, allowed)
-        if not seen[index]:
-            seen[index] = True
-            pool[found] = allowed_rows[index]
-            found += 1
+        index, state = wide_next_int_by(state, allowed, allowed_multiplier, allowed_shift)
+        pool[found] = allowed_rows[index]  # kept only if new: no branch to mispredict
+        found += np.int64(not seen[index])
+        seen[index] = True
     for turn in range(DECK_SIZE):
-        first, state = wide_next_int(state, size)
-        second, state = wide_next_int(state, size)
+        first, state = wide_next_int_by(state, size, size_multiplier, size_shift)
+        second, state = wide_next_int_by(state, size, size_multiplier, size_shift)
         while second == first:
-            second, state = wide_next_int(state, size)
-        third, state = wide_next_int(state, size)
+            second, state = wide_next_int_by(state, size, size_multiplier, size_shift)
+        third, state = wide_next_int_by(state, size, size_multiplier, size_shift)
         while third in (first, second):
-            third, state = wide_next_int(state, size)
+            third, state = wide_next_int_by(state, size, size_multiplier, size_shift)
         _copy_card(table, 3 * turn, card_table, pool[first])
         _copy_card(table, 3 * turn + 1, card_table, pool[second])
         _copy_card(table, 3 * turn + 2, card_table, pool[third])
@@ -535,7 +546,8 @@ def deal_decks(row: np.ndarray, shuffle_seed_0: int, shuffle_seed_1: int) -> Non
             row[deck + k] = k
         state = widen(scramble(shuffle_seed_0 if player == 0 else shuffle_seed_1))
         for i in range(DECK_SIZE, 1, -1):
-            j, state = wide_next_int(state, i)
+            multiplier, shift = divisor(i)
+            j, state = wide_next_int_by(state, i, multiplier, shift)
             swapped = row[deck + i - 1]
             row[deck + i - 1] = row[deck + j]
             row[deck + j] = swapped

@@ -46,6 +46,20 @@ _SHIFT_21 = np.uint64(21)
 _SHIFT_22 = np.uint64(22)
 
 
+def _divisor(bound: int) -> tuple[int, int]:
+    """``(multiplier, shift)`` with ``u // bound == (u * multiplier) >> shift`` for every
+    ``0 <= u < 2**31`` (Granlund and Montgomery: ``shift = 31 + ceil(log2(bound))``,
+    ``multiplier = ceil(2**shift / bound)``, so ``u * multiplier < 2**63``)."""
+    shift = 31 + max(0, (bound - 1).bit_length())
+    return -(-(1 << shift) // bound), shift
+
+
+DIVISORS = 256
+"""Bounds below this have their division by a multiply in :data:`DIVISOR_MULTIPLIER`."""
+DIVISOR_MULTIPLIER = np.array([0, *(_divisor(b)[0] for b in range(1, DIVISORS))], np.int64)
+DIVISOR_SHIFT = np.array([0, *(_divisor(b)[1] for b in range(1, DIVISORS))], np.int64)
+
+
 # --- the wide state (uint64, low 48 bits) ---------------------------------------------------
 
 
@@ -93,6 +107,37 @@ def wide_next_int(wide: np.uint64, bound: int) -> tuple[int, np.uint64]:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def divisor(bound: int) -> tuple[int, int]:
+    """``(multiplier, shift)`` of ``bound`` (> 0) for :func:`wide_next_int_by`: a table
+    look-up below :data:`DIVISORS`, else one division."""
+    if bound < DIVISORS:
+        return DIVISOR_MULTIPLIER[bound], DIVISOR_SHIFT[bound]
+    shift = 31
+    while (1 << (shift - 31)) < bound:
+        shift += 1
+    return ((1 << shift) + bound - 1) // bound, shift
+
+
+@njit(cache=True, nogil=True, inline="always")
+def wide_next_int_by(
+    wide: np.uint64, bound: int, multiplier: int, shift: int
+) -> tuple[int, np.uint64]:
+    """:func:`wide_next_int` with the remainder by a multiply (``divisor(bound)``): a
+    hardware division takes several times as long, and a draft or a shuffle draws a
+    hundred bounded numbers a game."""
+    wide = wide_advance(wide)
+    u = np.int64((wide >> _SHIFT_17) & _BITS_31)
+    if bound & (bound - 1) == 0:
+        return (bound * u) >> 31, wide
+    r = u - ((u * multiplier) >> shift) * bound
+    while u - r + bound - 1 >= INT_RANGE:
+        wide = wide_advance(wide)
+        u = np.int64((wide >> _SHIFT_17) & _BITS_31)
+        r = u - ((u * multiplier) >> shift) * bound
+    return r, wide
+
+
+@njit(cache=True, nogil=True, inline="always")
 def wide_next_long(wide: np.uint64) -> tuple[int, np.uint64]:
     """``nextLong()``, as :func:`next_long`."""
     high, wide = wide_next_int32(wide)
@@ -121,7 +166,8 @@ def wide_next_double(wide: np.uint64) -> tuple[float, np.uint64]:
 def wide_shuffle(items: np.ndarray, wide: np.uint64) -> np.uint64:
     """:func:`shuffle` with a wide state (inlined: no reference counting of ``items``)."""
     for i in range(items.shape[0], 1, -1):
-        j, wide = wide_next_int(wide, i)
+        multiplier, shift = divisor(i)
+        j, wide = wide_next_int_by(wide, i, multiplier, shift)
         swapped = items[i - 1]
         items[i - 1] = items[j]
         items[j] = swapped
