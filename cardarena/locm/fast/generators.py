@@ -183,12 +183,17 @@ _KEYWORD_COUNT = len(_KEYWORD_BITS_IN_ORDER)
 _OPEN_KEYWORDS = np.zeros((1 << _KEYWORD_COUNT, _KEYWORD_COUNT), dtype=np.int64)
 """``[taken, k]``: the ``k``-th keyword bit still open to a card with bits ``taken``, in
 the keyword table's order (the reference ``_ALLOWED_KEYWORDS``)."""
-_OPEN_COUNT = np.zeros(1 << _KEYWORD_COUNT, dtype=np.int64)
 for _taken in range(1 << _KEYWORD_COUNT):
     _open = [bit for bit in _KEYWORD_BITS_IN_ORDER if not bit & _taken]
-    _OPEN_COUNT[_taken] = len(_open)
     _OPEN_KEYWORDS[_taken, : len(_open)] = _open
 assert sorted(_KEYWORD_BITS_IN_ORDER) == [1 << k for k in range(_KEYWORD_COUNT)]
+_KEYWORD_LIMITS = np.full((_KEYWORD_COUNT + 1, _KEYWORD_COUNT - 1), _NEVER, dtype=np.int64)
+"""``[open, j - 1]``: the largest 53-bit draw with ``(n * 2**-53) * open <= j`` for
+j = 1 .. open - 1, so that ``ceil(u * open) - 1`` (at least 0) is the number of limits
+of its row a draw exceeds."""
+for _open_count in range(1, _KEYWORD_COUNT + 1):
+    _limits = _draw_limits([float(j) for j in range(1, _open_count + 1)], float(_open_count))
+    _KEYWORD_LIMITS[_open_count, : len(_limits)] = _limits
 
 # The four budget properties (area, draw, my health, opp health): one table each, the
 # row of its slot in [5, 5] arrays (limits padded with _NEVER; the keywords' row is
@@ -213,10 +218,31 @@ for _slot, _table in _PROPERTY_TABLES.items():
         _PROPERTY_MULT[_slot, _k] = _mult
         _PROPERTY_ADD[_slot, _k] = _add
 _MAX_COST = int(_MANA_VALUES.max())
+_UNDO_IS_ADD = (
+    _KEYWORD_MULT == 1.0
+    and _KEYWORD_ADD >= 0
+    and (_PROPERTY_MULT > 0).all()
+    and (_PROPERTY_ADD >= 0).all()
+    and ((_PROPERTY_ADD == 0) | (_PROPERTY_MULT == 1.0)).all()
+    and (_MANA_VALUES >= 0).all()
+)
+"""The official undo of a property it cannot afford, ``budget = (spent + add) / mult``,
+is ``spent + add``: the budget starts at a cost >= 0 and stays >= 0 (a kept ``spent`` is,
+and an undone one is at least ``-add``), so a property without ``add`` is always kept, and
+every property with one has ``mult`` 1, where the division is exact."""
+assert _UNDO_IS_ADD, "the 1.5 generator's tables changed: restore the division"
 VERSION_CODES_15 = VERSION_CODES["1.5"]
 _CREATURE = int(CardType.CREATURE)
 _RED = int(CardType.RED_ITEM)
 _BLUE = int(CardType.BLUE_ITEM)
+# By card type, as the reference clamps attack and defense: creatures have defense >= 1,
+# blue items no attack, red and blue items the negated values.
+_TYPE_ATTACKS = np.ones(4, dtype=np.int64)
+_TYPE_ATTACKS[_BLUE] = 0
+_TYPE_MIN_DEFENSE = np.zeros(4, dtype=np.int64)
+_TYPE_MIN_DEFENSE[_CREATURE] = 1
+_TYPE_SIGN = np.array([-1 if card_type >= _RED else 1 for card_type in range(4)], np.int64)
+assert sorted(_TYPE_VALUES.tolist()) == [0, 1, 2, 3]
 
 
 # --- seeds ---------------------------------------------------------------------------------
@@ -347,15 +373,36 @@ def _property_entry(draw: int, slot: int) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _keyword_position(draw: int, open_count: int) -> int:
+    """Which open keyword a draw takes: the reference ``max(0, ceil(u * open) - 1)``
+    (the first open keyword ``k`` with ``u * open <= k + 1``: all weights are 1), as the
+    number of :data:`_KEYWORD_LIMITS` the 53-bit draw exceeds."""
+    position = 0
+    for k in range(_KEYWORD_LIMITS.shape[1]):
+        position += np.int64(draw > _KEYWORD_LIMITS[open_count, k])
+    return position
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _shuffle_five(order: int, wide: np.uint64) -> tuple[int, np.uint64]:
     """``Collections.shuffle`` of the five property slots packed 3 bits each in ``order``
-    (position ``p`` at bits ``3p``): swap ``p - 1`` with ``nextInt(p)`` for p = 5 .. 2."""
-    for size in range(5, 1, -1):
-        j, wide = wide_next_int(wide, size)
-        a = (order >> (3 * (size - 1))) & 7
-        b = (order >> (3 * j)) & 7
-        order ^= ((a ^ b) << (3 * (size - 1))) | ((a ^ b) << (3 * j))
-    return order, wide
+    (position ``p`` at bits ``3p``): swap ``p - 1`` with ``nextInt(p)`` for p = 5 .. 2
+    (each bound a constant, so that the compiler divides by a multiply)."""
+    j, wide = wide_next_int(wide, 5)
+    order = _swap_slots(order, 4, j)
+    j, wide = wide_next_int(wide, 4)
+    order = _swap_slots(order, 3, j)
+    j, wide = wide_next_int(wide, 3)
+    order = _swap_slots(order, 2, j)
+    j, wide = wide_next_int(wide, 2)
+    return _swap_slots(order, 1, j), wide
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _swap_slots(order: int, p: int, q: int) -> int:
+    a = (order >> (3 * p)) & 7
+    b = (order >> (3 * q)) & 7
+    return order ^ (((a ^ b) << (3 * p)) | ((a ^ b) << (3 * q)))
 
 
 @njit(cache=True, nogil=True)
@@ -407,7 +454,7 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
     for position in range(5):
         order |= position << (3 * position)
     chosen = np.zeros(5, dtype=np.int64)  # kept values by slot (keywords: bits)
-    entries = np.zeros(5, dtype=np.int64)  # each property's pick by slot
+    entries = np.zeros(5, dtype=np.int64)  # each property's pick by slot (keywords: 0)
     for i in range(count):
         draw, type_rng = wide_next_double_bits(type_rng)
         card_type = _TYPE_VALUES[_entry(draw, _TYPE_LIMITS)]
@@ -422,49 +469,41 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
         entries[_SLOT_MY_HEALTH] = _property_entry(draw, _SLOT_MY_HEALTH)
         draw, opp_rng = wide_next_double_bits(opp_rng)
         entries[_SLOT_OPP_HEALTH] = _property_entry(draw, _SLOT_OPP_HEALTH)
-        for slot in range(5):
-            chosen[slot] = 0
+        # The keyword count is drawn where the reference draws it (at the keywords'
+        # slot, not for blue items) but before the walk: its generator is private.
+        draw, counted = wide_next_double_bits(count_rng)
+        blue = card_type == _BLUE
+        count_rng = count_rng if blue else counted
+        wanted = 0 if blue else _COUNT_VALUES[_entry(draw, _COUNT_LIMITS)]
         for position in range(5):
             slot = (order >> (3 * position)) & 7
-            if slot != _SLOT_KEYWORDS:
-                entry = entries[slot]
-                mult = _PROPERTY_MULT[slot, entry]
-                add = _PROPERTY_ADD[slot, entry]
-                spent = budget * mult - add
-                if spent < 0:
-                    budget = (spent + add) / mult  # the official undo, rounding and all
-                else:
+            # The property's step; for the keywords' slot a neutral one (keep, cost 0).
+            entry = entries[slot]
+            add = _PROPERTY_ADD[slot, entry]
+            spent = budget * _PROPERTY_MULT[slot, entry] - add
+            kept = spent >= 0
+            budget = spent if kept else spent + add  # the official undo (_UNDO_IS_ADD)
+            chosen[slot] = _PROPERTY_VALUES[slot, entry] if kept else 0
+            if slot == _SLOT_KEYWORDS and wanted > 0:
+                keywords = 0
+                for k in range(wanted):
+                    draw, keyword_rng = wide_next_double_bits(keyword_rng)
+                    spent = budget * _KEYWORD_MULT - _KEYWORD_ADD
+                    if spent < 0:
+                        budget = spent + _KEYWORD_ADD  # the official undo (_UNDO_IS_ADD)
+                        break
                     budget = spent
-                    chosen[slot] = _PROPERTY_VALUES[slot, entry]
-                continue
-            if card_type == _BLUE:
-                continue
-            draw, count_rng = wide_next_double_bits(count_rng)
-            wanted = _COUNT_VALUES[_entry(draw, _COUNT_LIMITS)]
-            keywords = 0
-            for _k in range(wanted):
-                u, keyword_rng = wide_next_double(keyword_rng)
-                x = u * _OPEN_COUNT[keywords]
-                spent = budget * _KEYWORD_MULT - _KEYWORD_ADD
-                if spent < 0:
-                    budget = (spent + _KEYWORD_ADD) / _KEYWORD_MULT
-                    break
-                budget = spent
-                # All keyword weights are 1: the loop stops at the first open k with x <= k + 1.
-                keywords |= _OPEN_KEYWORDS[keywords, max(0, int(np.ceil(x)) - 1)]
-            chosen[_SLOT_KEYWORDS] = keywords
+                    # Each keyword taken was open: k taken, _KEYWORD_COUNT - k open.
+                    open_count = _KEYWORD_COUNT - k
+                    keywords |= _OPEN_KEYWORDS[keywords, _keyword_position(draw, open_count)]
+                chosen[_SLOT_KEYWORDS] = keywords
         u, attack_rng = wide_next_double(attack_rng)
         attack = int(budget + (u * _BONUS_STD + _BONUS_MEAN))
         u, defense_rng = wide_next_double(defense_rng)
         defense = int(budget + (u * _BONUS_STD + _BONUS_MEAN))
-        if card_type == _CREATURE:
-            attack, defense = max(attack, 0), max(defense, 1)
-        elif card_type == _BLUE:
-            attack, defense = 0, max(defense, 0)
-        else:
-            attack, defense = max(attack, 0), max(defense, 0)
-        if card_type >= _RED:
-            attack, defense = -attack, -defense
+        sign = _TYPE_SIGN[card_type]  # red and blue items: negative; blue: no attack
+        attack = max(attack, 0) * _TYPE_ATTACKS[card_type] * sign
+        defense = max(defense, _TYPE_MIN_DEFENSE[card_type]) * sign
         row = scratch[next_row + mana]  # the stable sort by cost: rows numbered 0..count-1
         scratch[next_row + mana] = row + 1
         table[row, C_BASE_ID] = row
