@@ -575,21 +575,30 @@ def deal_decks(row: np.ndarray, shuffle_seed_0: int, shuffle_seed_1: int) -> Non
     ids_after_shuffle = _IDS_AFTER_SHUFFLE[row[VERSION]]
     for instance in range(MAX_IDS):
         row[INSTANCE_CARD + instance] = -1
+    # shuffle_deck for both players in the row itself (no scratch array, no array views
+    # to count references of): first the shuffled choice positions, then their ids. The
+    # two shuffles take turns draw by draw, so that their generators step side by side.
+    deck_0 = PLAYER_0 + P_DECK
+    deck_1 = PLAYER_0 + PLAYER_SIZE + P_DECK
+    for k in range(DECK_SIZE):
+        row[deck_0 + k] = k
+        row[deck_1 + k] = k
+    state_0 = widen(scramble(shuffle_seed_0))
+    state_1 = widen(scramble(shuffle_seed_1))
+    for i in range(DECK_SIZE, 1, -1):
+        multiplier, shift = divisor(i)
+        j, state_0 = wide_next_int_by(state_0, i, multiplier, shift)
+        swapped = row[deck_0 + i - 1]
+        row[deck_0 + i - 1] = row[deck_0 + j]
+        row[deck_0 + j] = swapped
+        j, state_1 = wide_next_int_by(state_1, i, multiplier, shift)
+        swapped = row[deck_1 + i - 1]
+        row[deck_1 + i - 1] = row[deck_1 + j]
+        row[deck_1 + j] = swapped
     for player in range(2):
         base = PLAYER_0 + player * PLAYER_SIZE
         deck = base + P_DECK
         chosen = base + P_CHOSEN
-        # shuffle_deck, in the row itself: the shuffled choice positions, then their ids
-        # (no scratch array, no array views to count references of)
-        for k in range(DECK_SIZE):
-            row[deck + k] = k
-        state = widen(scramble(shuffle_seed_0 if player == 0 else shuffle_seed_1))
-        for i in range(DECK_SIZE, 1, -1):
-            multiplier, shift = divisor(i)
-            j, state = wide_next_int_by(state, i, multiplier, shift)
-            swapped = row[deck + i - 1]
-            row[deck + i - 1] = row[deck + j]
-            row[deck + j] = swapped
         for i in range(DECK_SIZE):
             k = row[deck + i]
             ident = 2 * i + player + 1 if ids_after_shuffle else 2 * DECK_SIZE * player + 2 * k
