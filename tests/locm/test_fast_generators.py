@@ -202,6 +202,46 @@ def test_a_league_that_is_not_a_positive_integer_is_refused(league: object) -> N
         generators.create_tables("1.0", np.arange(2), league=league)  # type: ignore[arg-type]
 
 
+def _weighted_choice_cases() -> list[tuple[int, list[float], float]]:
+    """(choice table, the reference bounds, total) of every weighted table of the pool."""
+    from cardarena.locm.engine import cards as reference_cards
+
+    cases = [
+        (generators._TYPE_CHOICE, list(reference_cards._TYPE_TABLE.bounds),
+         reference_cards._TYPE_TABLE.total),
+        (generators._MANA_CHOICE, list(reference_cards._MANA_TABLE.bounds),
+         reference_cards._MANA_TABLE.total),
+        (generators._COUNT_CHOICE, list(reference_cards._KEYWORD_COUNT_TABLE.bounds),
+         reference_cards._KEYWORD_COUNT_TABLE.total),
+    ]  # fmt: skip
+    for slot, table in generators._PROPERTY_TABLES.items():
+        cases.append((generators._PROPERTY_CHOICE + slot, list(table.bounds), table.total))
+    for open_count in range(1, 7):  # max(0, ceil(u * open) - 1): bounds 1, 2, .., open
+        bounds = [float(j) for j in range(1, open_count + 1)]
+        cases.append((generators._KEYWORD_CHOICE + open_count, bounds, float(open_count)))
+    return cases
+
+
+def test_weighted_choices_take_the_reference_entry_at_every_edge() -> None:
+    """A draw's entry is looked up from the top bits and one limit: at each limit, each
+    bucket edge and around them it is the entry the reference picks from the double."""
+    import bisect
+
+    top = (1 << 53) - 1
+    shift = generators._BUCKET_SHIFT
+    edges = {0, 1, top}
+    for bucket in range(1 << generators._BUCKET_BITS):
+        edges |= {(bucket << shift) - 1, bucket << shift, ((bucket + 1) << shift) - 1}
+    rng = random.Random(11)
+    for table, bounds, total in _weighted_choice_cases():
+        draws = set(edges) | {rng.randrange(top + 1) for _ in range(2000)}
+        for limit in generators._CHOICE_LIMITS[table]:
+            draws |= {limit - 1, limit, limit + 1}
+        for n in sorted(d for d in draws if 0 <= d <= top):
+            expected = bisect.bisect_left(bounds, (n * fast_random.DOUBLE_UNIT) * total)
+            assert generators._choice(n, table) == min(expected, len(bounds) - 1), (table, n)
+
+
 def test_one_point_five_pools_cover_every_card_kind() -> None:
     """The sample exercises the generator's branches: every type, area and keyword, and
     cards whose keywords or properties the budget refused (costs 0..12)."""

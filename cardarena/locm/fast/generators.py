@@ -149,7 +149,7 @@ def draft_pool_rows(version: str, league: int = 4) -> np.ndarray:
 # stops. That entry only grows with ``x`` and ``x`` with ``n`` (the reference engine's
 # tables give each entry's largest ``x`` as ``bounds``), so the entry is the number of
 # limits ``n`` exceeds, where a limit is the largest ``n`` whose ``x`` is within a bound:
-# a few integer comparisons, no floating point and no data-dependent branch.
+# integers only, no floating point and no data-dependent loop (looked up by :func:`_choice`).
 
 
 def _draw_limits(bounds: Sequence[float], total: float) -> list[int]:
@@ -218,6 +218,30 @@ for _slot, _table in _PROPERTY_TABLES.items():
         _PROPERTY_MULT[_slot, _k] = _mult
         _PROPERTY_ADD[_slot, _k] = _add
 _MAX_COST = int(_MANA_VALUES.max())
+
+# The limits as a look-up: the top _BUCKET_BITS bits of a draw pick a bucket of the
+# draws; each table's limits are far enough apart that a bucket holds at most one (checked
+# here), so a choice is the bucket's first entry, plus one past that limit.
+_BUCKET_BITS = 6
+_BUCKET_SHIFT = 53 - _BUCKET_BITS
+_TYPE_CHOICE, _MANA_CHOICE, _COUNT_CHOICE = 0, 1, 2
+_PROPERTY_CHOICE = 3
+"""``_PROPERTY_CHOICE + slot``: a property's table (the keywords' row is never used)."""
+_KEYWORD_CHOICE = _PROPERTY_CHOICE + 5
+"""``_KEYWORD_CHOICE + open``: which of ``open`` open keywords a draw takes."""
+_CHOICE_LIMITS = [list(_TYPE_LIMITS), list(_MANA_LIMITS), list(_COUNT_LIMITS)]
+_CHOICE_LIMITS += [[v for v in _PROPERTY_LIMITS[_s] if v != _NEVER] for _s in range(5)]
+_CHOICE_LIMITS += [[v for v in _KEYWORD_LIMITS[_c] if v != _NEVER] for _c in range(7)]
+_CHOICE_FIRST = np.zeros((len(_CHOICE_LIMITS), 1 << _BUCKET_BITS), dtype=np.int8)
+_CHOICE_LIMIT = np.full((len(_CHOICE_LIMITS), 1 << _BUCKET_BITS), _NEVER, dtype=np.int64)
+for _t, _limits in enumerate(_CHOICE_LIMITS):
+    for _b in range(1 << _BUCKET_BITS):
+        _low, _high = _b << _BUCKET_SHIFT, ((_b + 1) << _BUCKET_SHIFT) - 1  # its draws
+        _CHOICE_FIRST[_t, _b] = sum(1 for _limit in _limits if _limit < _low)
+        _inside = [_limit for _limit in _limits if _low <= _limit < _high]
+        assert len(_inside) <= 1, "two limits in one bucket: raise _BUCKET_BITS"
+        if _inside:
+            _CHOICE_LIMIT[_t, _b] = _inside[0]
 _UNDO_IS_ADD = (
     _KEYWORD_MULT == 1.0
     and _KEYWORD_ADD >= 0
@@ -356,31 +380,11 @@ def _fill_draft_tables(
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _entry(draw: int, limits: np.ndarray) -> int:
-    """The entry a weighted choice takes for the 53-bit ``draw`` (see :func:`_draw_limits`)."""
-    entry = 0
-    for k in range(limits.shape[0]):
-        entry += np.int64(draw > limits[k])
-    return entry
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _property_entry(draw: int, slot: int) -> int:
-    entry = 0
-    for k in range(_PROPERTY_LIMITS.shape[1]):
-        entry += np.int64(draw > _PROPERTY_LIMITS[slot, k])
-    return entry
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _keyword_position(draw: int, open_count: int) -> int:
-    """Which open keyword a draw takes: the reference ``max(0, ceil(u * open) - 1)``
-    (the first open keyword ``k`` with ``u * open <= k + 1``: all weights are 1), as the
-    number of :data:`_KEYWORD_LIMITS` the 53-bit draw exceeds."""
-    position = 0
-    for k in range(_KEYWORD_LIMITS.shape[1]):
-        position += np.int64(draw > _KEYWORD_LIMITS[open_count, k])
-    return position
+def _choice(draw: int, table: int) -> int:
+    """The entry of weighted table ``table`` (``_*_CHOICE``) a 53-bit ``draw`` takes: the
+    number of its limits the draw exceeds, looked up (see :data:`_CHOICE_FIRST`)."""
+    bucket = draw >> _BUCKET_SHIFT
+    return np.int64(_CHOICE_FIRST[table, bucket]) + np.int64(draw > _CHOICE_LIMIT[table, bucket])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -445,7 +449,7 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
     next_row = count
     for i in range(count):
         draw, mana_rng = wide_next_double_bits(mana_rng)
-        mana = _MANA_VALUES[_entry(draw, _MANA_LIMITS)]
+        mana = _MANA_VALUES[_choice(draw, _MANA_CHOICE)]
         scratch[i] = mana
         scratch[next_row + mana + 1] += 1
     for cost in range(_MAX_COST + 1):
@@ -457,24 +461,24 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
     entries = np.zeros(5, dtype=np.int64)  # each property's pick by slot (keywords: 0)
     for i in range(count):
         draw, type_rng = wide_next_double_bits(type_rng)
-        card_type = _TYPE_VALUES[_entry(draw, _TYPE_LIMITS)]
+        card_type = _TYPE_VALUES[_choice(draw, _TYPE_CHOICE)]
         mana = scratch[i]
         budget = float(mana)
         order, order_rng = _shuffle_five(order, order_rng)
         draw, area_rng = wide_next_double_bits(area_rng)
-        entries[_SLOT_AREA] = _property_entry(draw, _SLOT_AREA)
+        entries[_SLOT_AREA] = _choice(draw, _PROPERTY_CHOICE + _SLOT_AREA)
         draw, draw_rng = wide_next_double_bits(draw_rng)
-        entries[_SLOT_DRAW] = _property_entry(draw, _SLOT_DRAW)
+        entries[_SLOT_DRAW] = _choice(draw, _PROPERTY_CHOICE + _SLOT_DRAW)
         draw, my_rng = wide_next_double_bits(my_rng)
-        entries[_SLOT_MY_HEALTH] = _property_entry(draw, _SLOT_MY_HEALTH)
+        entries[_SLOT_MY_HEALTH] = _choice(draw, _PROPERTY_CHOICE + _SLOT_MY_HEALTH)
         draw, opp_rng = wide_next_double_bits(opp_rng)
-        entries[_SLOT_OPP_HEALTH] = _property_entry(draw, _SLOT_OPP_HEALTH)
+        entries[_SLOT_OPP_HEALTH] = _choice(draw, _PROPERTY_CHOICE + _SLOT_OPP_HEALTH)
         # The keyword count is drawn where the reference draws it (at the keywords'
         # slot, not for blue items) but before the walk: its generator is private.
         draw, counted = wide_next_double_bits(count_rng)
         blue = card_type == _BLUE
         count_rng = count_rng if blue else counted
-        wanted = 0 if blue else _COUNT_VALUES[_entry(draw, _COUNT_LIMITS)]
+        wanted = 0 if blue else _COUNT_VALUES[_choice(draw, _COUNT_CHOICE)]
         for position in range(5):
             slot = (order >> (3 * position)) & 7
             # The property's step; for the keywords' slot a neutral one (keep, cost 0).
@@ -495,7 +499,8 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
                     budget = spent
                     # Each keyword taken was open: k taken, _KEYWORD_COUNT - k open.
                     open_count = _KEYWORD_COUNT - k
-                    keywords |= _OPEN_KEYWORDS[keywords, _keyword_position(draw, open_count)]
+                    taken = _choice(draw, _KEYWORD_CHOICE + open_count)
+                    keywords |= _OPEN_KEYWORDS[keywords, taken]
                 chosen[_SLOT_KEYWORDS] = keywords
         u, attack_rng = wide_next_double(attack_rng)
         attack = int(budget + (u * _BONUS_STD + _BONUS_MEAN))
