@@ -62,7 +62,6 @@ from .javarandom import (  # noqa: E402
     DOUBLE_UNIT,
     divisor,
     scramble,
-    wide_next_double,
     wide_next_double_bits,
     wide_next_int,
     wide_next_int32,
@@ -415,10 +414,12 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
     ``cards.generate_cards`` with the Java double streams makes them.
 
     The 11 private generators are drawn lazily, card by card: each has its own state,
-    so the numbers are those the reference draws in advance. The costs come first (the
-    mana generator alone): a stable counting sort by cost then gives each card its row,
-    where it is written once. Every property generator draws once a card whether or not
-    its property is kept, so those draws are taken before the property order is walked.
+    so the numbers are those the reference draws in advance. Every generator but the
+    keywords' draws the same for every card whatever the budget (a property's pick is
+    drawn whether or not it is kept), so one pass draws those for all cards (no branch,
+    independent generators side by side) and counts the costs; a second walks each card's
+    budget with its keywords and writes the card once, in its row of the stable sort by
+    cost.
     """
     count = table.shape[0]
     parent = widen(scramble(card_gen_seed))
@@ -444,45 +445,53 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
     attack_rng = widen(scramble(seed32))
     seed32, parent = wide_next_int32(parent)
     defense_rng = widen(scramble(seed32))
-    # scratch[:count]: each card's cost; scratch[count:]: the next row of each cost.
-    scratch = np.zeros(count + _MAX_COST + 2, dtype=np.int64)
-    next_row = count
-    for i in range(count):
-        draw, mana_rng = wide_next_double_bits(mana_rng)
-        mana = _MANA_VALUES[_choice(draw, _MANA_CHOICE)]
-        scratch[i] = mana
-        scratch[next_row + mana + 1] += 1
-    for cost in range(_MAX_COST + 1):
-        scratch[next_row + cost + 1] += scratch[next_row + cost]
+    # First every draw that does not depend on the budget (all but the keywords'): the
+    # generators are private, so each may run ahead of the others. Per card: its cost,
+    # type, property order (packed), each property's pick (3 bits a slot), the keywords it
+    # wants, the attack and defense draws. Then the stable sort's first row of each cost.
+    drawn = np.empty((count, 7), dtype=np.int64)
+    next_row = np.zeros(_MAX_COST + 2, dtype=np.int64)
     order = 0
     for position in range(5):
         order |= position << (3 * position)
-    chosen = np.zeros(5, dtype=np.int64)  # kept values by slot (keywords: bits)
-    entries = np.zeros(5, dtype=np.int64)  # each property's pick by slot (keywords: 0)
     for i in range(count):
+        draw, mana_rng = wide_next_double_bits(mana_rng)
+        mana = _MANA_VALUES[_choice(draw, _MANA_CHOICE)]
+        next_row[mana + 1] += 1
         draw, type_rng = wide_next_double_bits(type_rng)
         card_type = _TYPE_VALUES[_choice(draw, _TYPE_CHOICE)]
-        mana = scratch[i]
-        budget = float(mana)
         order, order_rng = _shuffle_five(order, order_rng)
         draw, area_rng = wide_next_double_bits(area_rng)
-        entries[_SLOT_AREA] = _choice(draw, _PROPERTY_CHOICE + _SLOT_AREA)
+        picks = _choice(draw, _PROPERTY_CHOICE + _SLOT_AREA) << (3 * _SLOT_AREA)
         draw, draw_rng = wide_next_double_bits(draw_rng)
-        entries[_SLOT_DRAW] = _choice(draw, _PROPERTY_CHOICE + _SLOT_DRAW)
+        picks |= _choice(draw, _PROPERTY_CHOICE + _SLOT_DRAW) << (3 * _SLOT_DRAW)
         draw, my_rng = wide_next_double_bits(my_rng)
-        entries[_SLOT_MY_HEALTH] = _choice(draw, _PROPERTY_CHOICE + _SLOT_MY_HEALTH)
+        picks |= _choice(draw, _PROPERTY_CHOICE + _SLOT_MY_HEALTH) << (3 * _SLOT_MY_HEALTH)
         draw, opp_rng = wide_next_double_bits(opp_rng)
-        entries[_SLOT_OPP_HEALTH] = _choice(draw, _PROPERTY_CHOICE + _SLOT_OPP_HEALTH)
+        picks |= _choice(draw, _PROPERTY_CHOICE + _SLOT_OPP_HEALTH) << (3 * _SLOT_OPP_HEALTH)
         # The keyword count is drawn where the reference draws it (at the keywords'
-        # slot, not for blue items) but before the walk: its generator is private.
+        # slot, not for blue items), here before the walk.
         draw, counted = wide_next_double_bits(count_rng)
         blue = card_type == _BLUE
         count_rng = count_rng if blue else counted
-        wanted = 0 if blue else _COUNT_VALUES[_choice(draw, _COUNT_CHOICE)]
+        drawn[i, 0] = mana
+        drawn[i, 1] = card_type
+        drawn[i, 2] = order
+        drawn[i, 3] = picks
+        drawn[i, 4] = 0 if blue else _COUNT_VALUES[_choice(draw, _COUNT_CHOICE)]
+        drawn[i, 5], attack_rng = wide_next_double_bits(attack_rng)
+        drawn[i, 6], defense_rng = wide_next_double_bits(defense_rng)
+    for cost in range(_MAX_COST + 1):
+        next_row[cost + 1] += next_row[cost]
+    chosen = np.zeros(5, dtype=np.int64)  # kept values by slot (keywords: bits)
+    for i in range(count):
+        mana, card_type, order, picks, wanted = (drawn[i, 0], drawn[i, 1], drawn[i, 2],
+                                                 drawn[i, 3], drawn[i, 4])  # fmt: skip
+        budget = float(mana)
         for position in range(5):
             slot = (order >> (3 * position)) & 7
             # The property's step; for the keywords' slot a neutral one (keep, cost 0).
-            entry = entries[slot]
+            entry = (picks >> (3 * slot)) & 7
             add = _PROPERTY_ADD[slot, entry]
             spent = budget * _PROPERTY_MULT[slot, entry] - add
             kept = spent >= 0
@@ -502,15 +511,13 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
                     taken = _choice(draw, _KEYWORD_CHOICE + open_count)
                     keywords |= _OPEN_KEYWORDS[keywords, taken]
                 chosen[_SLOT_KEYWORDS] = keywords
-        u, attack_rng = wide_next_double(attack_rng)
-        attack = int(budget + (u * _BONUS_STD + _BONUS_MEAN))
-        u, defense_rng = wide_next_double(defense_rng)
-        defense = int(budget + (u * _BONUS_STD + _BONUS_MEAN))
+        attack = int(budget + ((drawn[i, 5] * DOUBLE_UNIT) * _BONUS_STD + _BONUS_MEAN))
+        defense = int(budget + ((drawn[i, 6] * DOUBLE_UNIT) * _BONUS_STD + _BONUS_MEAN))
         sign = _TYPE_SIGN[card_type]  # red and blue items: negative; blue: no attack
         attack = max(attack, 0) * _TYPE_ATTACKS[card_type] * sign
         defense = max(defense, _TYPE_MIN_DEFENSE[card_type]) * sign
-        row = scratch[next_row + mana]  # the stable sort by cost: rows numbered 0..count-1
-        scratch[next_row + mana] = row + 1
+        row = next_row[mana]  # the stable sort by cost: rows numbered 0..count-1
+        next_row[mana] = row + 1
         table[row, C_BASE_ID] = row
         table[row, C_TYPE] = card_type
         table[row, C_COST] = mana
