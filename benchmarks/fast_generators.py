@@ -7,7 +7,12 @@ Per version, games created per second on one core (medians of several runs, CPU 
 * ``+decks``: the same plus both players' shuffled decks and starting hands
   (:func:`~cardarena.locm.fast.generators.deal_all_decks`, fixed choices);
 * ``reference``: ``State.new(version, {"seed": seed})`` (the same work: sub-seeds and
-  the cards on offer), one game at a time.
+  the cards on offer), one game at a time;
+* ``start_row`` and ``deal_decks``: CPU nanoseconds a game of the two compiled set-up steps
+  of a whole-game loop such as ``play_random``'s, called from compiled code: a new game
+  from its seed into one reused row and card table (``start_row``: sub-seeds, the draft
+  triples or the 1.5 pool, the template row), and both decks shuffled and the hands dealt
+  at the battle start (``deal_decks``, the same chosen cards each game).
 
 Also the compile time of the generators: cold (an empty numba cache) and warm (the
 cache on disk), each in a fresh interpreter.
@@ -36,11 +41,15 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # measure the cardarena of this checkout, not another install
 
 import numpy as np  # noqa: E402
+from numba import njit  # noqa: E402
 
 from cardarena.locm.engine.rules import VERSIONS  # noqa: E402
 from cardarena.locm.engine.state import State  # noqa: E402
 from cardarena.locm.fast import generators  # noqa: E402
+from cardarena.locm.fast.batch import new_game_arrays  # noqa: E402
 from cardarena.locm.fast.layout import (  # noqa: E402
+    CARD_FIELDS,
+    MAX_CARDS,
     P_CHOSEN,
     PLAYER_0,
     PLAYER_SIZE,
@@ -93,6 +102,40 @@ def compiled_rate(version: str, games: int, with_decks: bool, first_seed: int) -
     return games / (time.process_time() - start)
 
 
+@njit(nogil=True)
+def _start_rows(seeds: np.ndarray, template: np.ndarray, allowed_rows: np.ndarray) -> int:
+    row = np.empty(template.shape[0], np.int32)
+    table = np.empty((MAX_CARDS, CARD_FIELDS), np.int32)
+    kept = 0  # something of every game read back, so that no game is optimised away
+    for game in range(seeds.shape[0]):
+        generators.start_row(row, table, seeds[game], template, allowed_rows)
+        kept += table[game % 90, 3] + row[game % 16]
+    return kept
+
+
+@njit(nogil=True)
+def _deal_rows(row: np.ndarray, seeds_0: np.ndarray, seeds_1: np.ndarray) -> int:
+    kept = 0
+    for game in range(seeds_0.shape[0]):
+        generators.deal_decks(row, seeds_0[game], seeds_1[game])
+        kept += row[PLAYER_0 + game % 64]
+    return kept
+
+
+def set_up_nanoseconds(version: str, games: int, first_seed: int) -> tuple[float, float]:
+    """CPU ns a game of ``start_row`` and of ``deal_decks``, each in one compiled loop."""
+    template, allowed_rows = new_game_arrays(version)
+    seeds = generators.game_seeds(first_seed, games)
+    start = time.process_time()
+    _start_rows(seeds, template, allowed_rows)
+    start_row_ns = (time.process_time() - start) / games * 1e9
+    row = fixed_choice_states(version, 1)[0]
+    other_seeds = seeds[::-1].copy()
+    start = time.process_time()
+    _deal_rows(row, seeds, other_seeds)
+    return start_row_ns, (time.process_time() - start) / games * 1e9
+
+
 def reference_rate(version: str, games: int, first_seed: int) -> float:
     start = time.process_time()
     for seed in range(first_seed, first_seed + games):
@@ -102,11 +145,15 @@ def reference_rate(version: str, games: int, first_seed: int) -> float:
 
 def measure(version: str, games: int, reference_games: int, runs: int) -> dict[str, float]:
     compiled_rate(version, 10, True, 0)  # compile or load from the cache
-    compiled, with_decks, reference = [], [], []
+    set_up_nanoseconds(version, 10, 0)
+    compiled, with_decks, reference, start_rows, deals = [], [], [], [], []
     for run in range(runs):
         compiled.append(compiled_rate(version, games, False, 1 + run * games))
         with_decks.append(compiled_rate(version, games, True, 1 + run * games))
         reference.append(reference_rate(version, reference_games, 1 + run * reference_games))
+        start_row_ns, deal_ns = set_up_nanoseconds(version, 5 * games, 1 + run * games)
+        start_rows.append(start_row_ns)
+        deals.append(deal_ns)
     compiled_median = statistics.median(compiled)
     reference_median = statistics.median(reference)
     return {
@@ -114,6 +161,8 @@ def measure(version: str, games: int, reference_games: int, runs: int) -> dict[s
         "with_decks_games_per_s": round(statistics.median(with_decks)),
         "reference_games_per_s": round(reference_median),
         "speedup": round(compiled_median / reference_median, 1),
+        "start_row_ns": round(statistics.median(start_rows)),
+        "deal_decks_ns": round(statistics.median(deals)),
     }
 
 
@@ -148,13 +197,17 @@ def main() -> int:
         f"{args.reference_games} reference games each); one core; CPU time"
     )
     print(f"{describe(results['machine'])}; load averages {results['machine']['load_average']}")
-    print(f"{'version':>8} {'compiled/s':>11} {'+decks/s':>10} {'reference/s':>12} {'speedup':>8}")
+    print(
+        f"{'version':>8} {'compiled/s':>11} {'+decks/s':>10} {'reference/s':>12} {'speedup':>8}"
+        f" {'start_row':>10} {'deal_decks':>10}"
+    )
     for version in args.versions:
         figures = results[version]
         print(
             f"{version:>8} {figures['compiled_games_per_s']:>11,} "
             f"{figures['with_decks_games_per_s']:>10,} "
-            f"{figures['reference_games_per_s']:>12,} {figures['speedup']:>7}x"
+            f"{figures['reference_games_per_s']:>12,} {figures['speedup']:>7}x "
+            f"{figures['start_row_ns']:>7,} ns {figures['deal_decks_ns']:>7,} ns"
         )
     if "compile" in results:
         print(

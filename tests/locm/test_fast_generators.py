@@ -102,6 +102,35 @@ def test_long_values_cover_both_signs() -> None:
     assert signs == {True, False}
 
 
+def test_division_by_a_multiply_is_exact_for_every_31_bit_draw() -> None:
+    """The remainders of bounded draws are taken by a multiply and a shift: the quotient
+    must be the true one for any draw ``u < 2**31`` (the divisors of the table, and the
+    ones computed for larger bounds)."""
+    rng = random.Random(9)
+    bounds = [*range(1, fast_random.DIVISORS + 2), *BOUNDS, (1 << 31) - 3, 999_999_937]
+    for bound in bounds:
+        multiplier, shift = fast_random.divisor(bound)
+        assert 0 < multiplier <= 1 << 32, bound
+        top = (1 << 31) - 1
+        draws = {0, 1, bound - 1, bound, top, top - 1, top - top % bound, top - top % bound - 1}
+        draws |= {k * bound + d for k in (1, 2, 3, top // bound - 1) for d in (-1, 0, 1)}
+        draws |= {rng.randrange(top + 1) for _ in range(300)}
+        for u in sorted(d for d in draws if 0 <= d <= top):
+            assert (u * multiplier) >> shift == u // bound, (bound, u)
+
+
+def test_next_int_by_a_divisor_equals_java_random() -> None:
+    for seed in _seeds(40, 4):
+        for bound in BOUNDS:
+            reference = JavaRandom(seed)
+            wide = fast_random.widen(fast_random.scramble(seed))
+            multiplier, shift = fast_random.divisor(bound)
+            for _ in range(20):
+                value, wide = fast_random.wide_next_int_by(wide, bound, multiplier, shift)
+                assert value == reference.next_int(bound), (seed, bound)
+            assert fast_random.narrow(wide) == _reference_state(reference)
+
+
 @pytest.mark.parametrize("length", [0, 1, 2, 5, 30, 60, 120])
 def test_shuffle_order_equals_collections_shuffle(length: int) -> None:
     for seed in _seeds(50, 3 + length):
@@ -171,6 +200,46 @@ def test_draft_leagues_offer_the_reference_pool(league: int) -> None:
 def test_a_league_that_is_not_a_positive_integer_is_refused(league: object) -> None:
     with pytest.raises(ValueError, match="league must be a positive integer"):
         generators.create_tables("1.0", np.arange(2), league=league)  # type: ignore[arg-type]
+
+
+def _weighted_choice_cases() -> list[tuple[int, list[float], float]]:
+    """(choice table, the reference bounds, total) of every weighted table of the pool."""
+    from cardarena.locm.engine import cards as reference_cards
+
+    cases = [
+        (generators._TYPE_CHOICE, list(reference_cards._TYPE_TABLE.bounds),
+         reference_cards._TYPE_TABLE.total),
+        (generators._MANA_CHOICE, list(reference_cards._MANA_TABLE.bounds),
+         reference_cards._MANA_TABLE.total),
+        (generators._COUNT_CHOICE, list(reference_cards._KEYWORD_COUNT_TABLE.bounds),
+         reference_cards._KEYWORD_COUNT_TABLE.total),
+    ]  # fmt: skip
+    for slot, table in generators._PROPERTY_TABLES.items():
+        cases.append((generators._PROPERTY_CHOICE + slot, list(table.bounds), table.total))
+    for open_count in range(1, 7):  # max(0, ceil(u * open) - 1): bounds 1, 2, .., open
+        bounds = [float(j) for j in range(1, open_count + 1)]
+        cases.append((generators._KEYWORD_CHOICE + open_count, bounds, float(open_count)))
+    return cases
+
+
+def test_weighted_choices_take_the_reference_entry_at_every_edge() -> None:
+    """A draw's entry is looked up from the top bits and one limit: at each limit, each
+    bucket edge and around them it is the entry the reference picks from the double."""
+    import bisect
+
+    top = (1 << 53) - 1
+    shift = generators._BUCKET_SHIFT
+    edges = {0, 1, top}
+    for bucket in range(1 << generators._BUCKET_BITS):
+        edges |= {(bucket << shift) - 1, bucket << shift, ((bucket + 1) << shift) - 1}
+    rng = random.Random(11)
+    for table, bounds, total in _weighted_choice_cases():
+        draws = set(edges) | {rng.randrange(top + 1) for _ in range(2000)}
+        for limit in generators._CHOICE_LIMITS[table]:
+            draws |= {limit - 1, limit, limit + 1}
+        for n in sorted(d for d in draws if 0 <= d <= top):
+            expected = bisect.bisect_left(bounds, (n * fast_random.DOUBLE_UNIT) * total)
+            assert generators._choice(n, table) == min(expected, len(bounds) - 1), (table, n)
 
 
 def test_one_point_five_pools_cover_every_card_kind() -> None:

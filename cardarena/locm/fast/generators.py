@@ -58,7 +58,18 @@ from ..engine.cards import (  # noqa: E402
 from ..engine.deckbuilding import DRAFT_POOL_SIZE, constructed_pool, draft_triples  # noqa: E402
 from ..engine.params import SEED_NAMES, GameParameters, resolve_parameters  # noqa: E402
 from ..engine.rules import DECK_SIZE, ruleset  # noqa: E402
-from .javarandom import next_double, next_int, next_int32, next_long, scramble, shuffle  # noqa: E402
+from .javarandom import (  # noqa: E402
+    DOUBLE_UNIT,
+    divisor,
+    scramble,
+    wide_next_double_bits,
+    wide_next_int,
+    wide_next_int32,
+    wide_next_int_by,
+    wide_next_long,
+    wide_shuffle,
+    widen,
+)
 from .layout import (  # noqa: E402
     C_AREA,
     C_ATTACK,
@@ -131,21 +142,61 @@ def draft_pool_rows(version: str, league: int = 4) -> np.ndarray:
 
 
 # The 1.5 generator's weighted tables in search order (ascending weight), as arrays.
+#
+# A weighted choice draws ``u = n / 2**53`` (``nextDouble``: ``n`` is the 53-bit integer of
+# two steps) and takes the entry where the official subtraction loop from ``x = u * total``
+# stops. That entry only grows with ``x`` and ``x`` with ``n`` (the reference engine's
+# tables give each entry's largest ``x`` as ``bounds``), so the entry is the number of
+# limits ``n`` exceeds, where a limit is the largest ``n`` whose ``x`` is within a bound:
+# integers only, no floating point and no data-dependent loop (looked up by :func:`_choice`).
+
+
+def _draw_limits(bounds: Sequence[float], total: float) -> list[int]:
+    """For each bound but the last, the largest 53-bit ``n`` with
+    ``(n * 2**-53) * total <= bound`` (-1 where none is), in double arithmetic."""
+    limits = []
+    for bound in bounds[:-1]:
+        low, high = -1, (1 << 53) - 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            if (middle * DOUBLE_UNIT) * total <= bound:
+                low = middle
+            else:
+                high = middle - 1
+        limits.append(low)
+    return limits
+
+
+_NEVER = np.iinfo(np.int64).max
+"""A limit no draw exceeds (pads a short table)."""
 _TYPE_VALUES = np.array([value for value, _w in _TYPE_TABLE.entries], dtype=np.int64)
-_TYPE_WEIGHTS = np.array([weight for _v, weight in _TYPE_TABLE.entries])
-_TYPE_TOTAL = float(_TYPE_TABLE.total)
+_TYPE_LIMITS = np.array(_draw_limits(_TYPE_TABLE.bounds, _TYPE_TABLE.total), dtype=np.int64)
 _MANA_VALUES = np.array([value for value, _w in _MANA_TABLE.entries], dtype=np.int64)
-_MANA_WEIGHTS = np.array([weight for _v, weight in _MANA_TABLE.entries])
-_MANA_TOTAL = float(_MANA_TABLE.total)
+_MANA_LIMITS = np.array(_draw_limits(_MANA_TABLE.bounds, _MANA_TABLE.total), dtype=np.int64)
 _COUNT_VALUES = np.array([entry[0] for entry in _KEYWORD_COUNT_TABLE.entries], dtype=np.int64)
-_COUNT_WEIGHTS = np.array([entry[1] for entry in _KEYWORD_COUNT_TABLE.entries])
-_COUNT_TOTAL = float(_KEYWORD_COUNT_TABLE.total)
-_KEYWORD_BITS = np.array(_KEYWORD_BITS_IN_ORDER, dtype=np.int64)
+_COUNT_LIMITS = np.array(
+    _draw_limits(_KEYWORD_COUNT_TABLE.bounds, _KEYWORD_COUNT_TABLE.total), dtype=np.int64
+)
 assert all(entry[1] == 1.0 for entry in _KEYWORD_TABLE.entries)  # the search is a ceil
+_KEYWORD_COUNT = len(_KEYWORD_BITS_IN_ORDER)
+_OPEN_KEYWORDS = np.zeros((1 << _KEYWORD_COUNT, _KEYWORD_COUNT), dtype=np.int64)
+"""``[taken, k]``: the ``k``-th keyword bit still open to a card with bits ``taken``, in
+the keyword table's order (the reference ``_ALLOWED_KEYWORDS``)."""
+for _taken in range(1 << _KEYWORD_COUNT):
+    _open = [bit for bit in _KEYWORD_BITS_IN_ORDER if not bit & _taken]
+    _OPEN_KEYWORDS[_taken, : len(_open)] = _open
+assert sorted(_KEYWORD_BITS_IN_ORDER) == [1 << k for k in range(_KEYWORD_COUNT)]
+_KEYWORD_LIMITS = np.full((_KEYWORD_COUNT + 1, _KEYWORD_COUNT - 1), _NEVER, dtype=np.int64)
+"""``[open, j - 1]``: the largest 53-bit draw with ``(n * 2**-53) * open <= j`` for
+j = 1 .. open - 1, so that ``ceil(u * open) - 1`` (at least 0) is the number of limits
+of its row a draw exceeds."""
+for _open_count in range(1, _KEYWORD_COUNT + 1):
+    _limits = _draw_limits([float(j) for j in range(1, _open_count + 1)], float(_open_count))
+    _KEYWORD_LIMITS[_open_count, : len(_limits)] = _limits
 
 # The four budget properties (area, draw, my health, opp health): one table each, the
-# row of its slot in [5, 5] arrays (padded with zero weights the search never reaches;
-# the keywords' row is unused).
+# row of its slot in [5, 5] arrays (limits padded with _NEVER; the keywords' row is
+# unused).
 _SLOT_AREA, _SLOT_KEYWORDS, _SLOT_DRAW, _SLOT_MY_HEALTH, _SLOT_OPP_HEALTH = range(5)
 """The property order's slots, as the reference ``generate_cards`` starts them."""
 _PROPERTY_TABLES = {
@@ -154,25 +205,67 @@ _PROPERTY_TABLES = {
     _SLOT_MY_HEALTH: _MY_HEALTH_TABLE,
     _SLOT_OPP_HEALTH: _OPP_HEALTH_TABLE,
 }
-_PROPERTY_LEN = np.zeros(5, dtype=np.int64)
-_PROPERTY_TOTAL = np.zeros(5)
+_PROPERTY_LIMITS = np.full((5, 4), _NEVER, dtype=np.int64)
 _PROPERTY_VALUES = np.zeros((5, 5), dtype=np.int64)
-_PROPERTY_WEIGHTS = np.zeros((5, 5))
 _PROPERTY_MULT = np.ones((5, 5))
 _PROPERTY_ADD = np.zeros((5, 5))
 for _slot, _table in _PROPERTY_TABLES.items():
-    _PROPERTY_LEN[_slot] = len(_table.entries)
-    _PROPERTY_TOTAL[_slot] = _table.total
+    _limits = _draw_limits(_table.bounds, _table.total)
+    _PROPERTY_LIMITS[_slot, : len(_limits)] = _limits
     for _k, (_value, _weight, _mult, _add) in enumerate(_table.entries):
         _PROPERTY_VALUES[_slot, _k] = _value
-        _PROPERTY_WEIGHTS[_slot, _k] = _weight
         _PROPERTY_MULT[_slot, _k] = _mult
         _PROPERTY_ADD[_slot, _k] = _add
 _MAX_COST = int(_MANA_VALUES.max())
+
+# The limits as a look-up: the top _BUCKET_BITS bits of a draw pick a bucket of the
+# draws; each table's limits are far enough apart that a bucket holds at most one (checked
+# here), so a choice is the bucket's first entry, plus one past that limit.
+_BUCKET_BITS = 6
+_BUCKET_SHIFT = 53 - _BUCKET_BITS
+_TYPE_CHOICE, _MANA_CHOICE, _COUNT_CHOICE = 0, 1, 2
+_PROPERTY_CHOICE = 3
+"""``_PROPERTY_CHOICE + slot``: a property's table (the keywords' row is never used)."""
+_KEYWORD_CHOICE = _PROPERTY_CHOICE + 5
+"""``_KEYWORD_CHOICE + open``: which of ``open`` open keywords a draw takes."""
+_CHOICE_LIMITS = [list(_TYPE_LIMITS), list(_MANA_LIMITS), list(_COUNT_LIMITS)]
+_CHOICE_LIMITS += [[v for v in _PROPERTY_LIMITS[_s] if v != _NEVER] for _s in range(5)]
+_CHOICE_LIMITS += [[v for v in _KEYWORD_LIMITS[_c] if v != _NEVER] for _c in range(7)]
+_CHOICE_FIRST = np.zeros((len(_CHOICE_LIMITS), 1 << _BUCKET_BITS), dtype=np.int8)
+_CHOICE_LIMIT = np.full((len(_CHOICE_LIMITS), 1 << _BUCKET_BITS), _NEVER, dtype=np.int64)
+for _t, _limits in enumerate(_CHOICE_LIMITS):
+    for _b in range(1 << _BUCKET_BITS):
+        _low, _high = _b << _BUCKET_SHIFT, ((_b + 1) << _BUCKET_SHIFT) - 1  # its draws
+        _CHOICE_FIRST[_t, _b] = sum(1 for _limit in _limits if _limit < _low)
+        _inside = [_limit for _limit in _limits if _low <= _limit < _high]
+        assert len(_inside) <= 1, "two limits in one bucket: raise _BUCKET_BITS"
+        if _inside:
+            _CHOICE_LIMIT[_t, _b] = _inside[0]
+_UNDO_IS_ADD = (
+    _KEYWORD_MULT == 1.0
+    and _KEYWORD_ADD >= 0
+    and (_PROPERTY_MULT > 0).all()
+    and (_PROPERTY_ADD >= 0).all()
+    and ((_PROPERTY_ADD == 0) | (_PROPERTY_MULT == 1.0)).all()
+    and (_MANA_VALUES >= 0).all()
+)
+"""The official undo of a property it cannot afford, ``budget = (spent + add) / mult``,
+is ``spent + add``: the budget starts at a cost >= 0 and stays >= 0 (a kept ``spent`` is,
+and an undone one is at least ``-add``), so a property without ``add`` is always kept, and
+every property with one has ``mult`` 1, where the division is exact."""
+assert _UNDO_IS_ADD, "the 1.5 generator's tables changed: restore the division"
 VERSION_CODES_15 = VERSION_CODES["1.5"]
 _CREATURE = int(CardType.CREATURE)
 _RED = int(CardType.RED_ITEM)
 _BLUE = int(CardType.BLUE_ITEM)
+# By card type, as the reference clamps attack and defense: creatures have defense >= 1,
+# blue items no attack, red and blue items the negated values.
+_TYPE_ATTACKS = np.ones(4, dtype=np.int64)
+_TYPE_ATTACKS[_BLUE] = 0
+_TYPE_MIN_DEFENSE = np.zeros(4, dtype=np.int64)
+_TYPE_MIN_DEFENSE[_CREATURE] = 1
+_TYPE_SIGN = np.array([-1 if card_type >= _RED else 1 for card_type in range(4)], np.int64)
+assert sorted(_TYPE_VALUES.tolist()) == [0, 1, 2, 3]
 
 
 # --- seeds ---------------------------------------------------------------------------------
@@ -181,9 +274,9 @@ _BLUE = int(CardType.BLUE_ITEM)
 @njit(cache=True, nogil=True)
 def _game_seeds(seed: int, count: int) -> np.ndarray:
     out = np.empty(count, dtype=np.int64)
-    state = scramble(seed)
+    state = widen(scramble(seed))
     for game in range(count):
-        out[game], state = next_long(state)
+        out[game], state = wide_next_long(state)
     return out
 
 
@@ -200,9 +293,9 @@ def game_seeds(seed: int, count: int) -> np.ndarray:
 def _derive_subseeds(seeds: np.ndarray, names: int) -> np.ndarray:
     out = np.empty((seeds.shape[0], names), dtype=np.int64)
     for game in range(seeds.shape[0]):
-        state = scramble(seeds[game])
+        state = widen(scramble(seeds[game]))
         for name in range(names):
-            out[game, name], state = next_long(state)
+            out[game, name], state = wide_next_long(state)
     return out
 
 
@@ -221,6 +314,22 @@ def derive_subseeds(version: str, seeds: np.ndarray) -> np.ndarray:
 # --- 1.0 / 1.2 draft -------------------------------------------------------------------------
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _copy_card(table: np.ndarray, row: int, card_table: np.ndarray, source: int) -> None:
+    """``table[row, :] = card_table[source, :]`` as a plain loop (a slice assignment
+    checks shapes and overlap at run time: several times the copy itself)."""
+    # Every field read before any is written: the compiler may then move them as vectors
+    # (a store between two loads could change the second, so one by one it moves words).
+    f0, f1, f2, f3, f4 = (card_table[source, 0], card_table[source, 1],
+                          card_table[source, 2], card_table[source, 3],
+                          card_table[source, 4])  # fmt: skip
+    f5, f6, f7, f8, f9 = (card_table[source, 5], card_table[source, 6],
+                          card_table[source, 7], card_table[source, 8],
+                          card_table[source, 9])  # fmt: skip
+    table[row, 0], table[row, 1], table[row, 2], table[row, 3], table[row, 4] = f0, f1, f2, f3, f4
+    table[row, 5], table[row, 6], table[row, 7], table[row, 8], table[row, 9] = f5, f6, f7, f8, f9
+
+
 @njit(cache=True, nogil=True)
 def fill_draft_table(
     table: np.ndarray, draft_seed: int, allowed_rows: np.ndarray, card_table: np.ndarray
@@ -229,35 +338,33 @@ def fill_draft_table(
 
     ``allowed_rows``: the rows of ``card_table`` the draft may offer, in the reference
     order (:func:`draft_pool_rows`); as ``deckbuilding.draft_triples`` draws them.
+    The pool holds distinct cards, so a pick repeats a card exactly when it repeats a
+    pool position: the picks are compared as positions.
     """
     allowed = allowed_rows.shape[0]
     size = min(DRAFT_POOL_SIZE, allowed)
-    pool = np.empty(size, dtype=np.int64)
+    pool = np.empty(size, dtype=np.int64)  # card_table rows
     seen = np.zeros(allowed, dtype=np.bool_)
-    state = scramble(draft_seed)
+    allowed_multiplier, allowed_shift = divisor(allowed)
+    size_multiplier, size_shift = divisor(size)
+    state = widen(scramble(draft_seed))
     found = 0
     while found < size:
-        index, state = next_int(state, allowed)
-        if not seen[index]:
-            seen[index] = True
-            pool[found] = index
-            found += 1
+        index, state = wide_next_int_by(state, allowed, allowed_multiplier, allowed_shift)
+        pool[found] = allowed_rows[index]  # kept only if new: no branch to mispredict
+        found += np.int64(not seen[index])
+        seen[index] = True
     for turn in range(DECK_SIZE):
-        pick, state = next_int(state, size)
-        first = pool[pick]
-        pick, state = next_int(state, size)
-        second = pool[pick]
+        first, state = wide_next_int_by(state, size, size_multiplier, size_shift)
+        second, state = wide_next_int_by(state, size, size_multiplier, size_shift)
         while second == first:
-            pick, state = next_int(state, size)
-            second = pool[pick]
-        pick, state = next_int(state, size)
-        third = pool[pick]
+            second, state = wide_next_int_by(state, size, size_multiplier, size_shift)
+        third, state = wide_next_int_by(state, size, size_multiplier, size_shift)
         while third in (first, second):
-            pick, state = next_int(state, size)
-            third = pool[pick]
-        table[3 * turn, :] = card_table[allowed_rows[first], :]
-        table[3 * turn + 1, :] = card_table[allowed_rows[second], :]
-        table[3 * turn + 2, :] = card_table[allowed_rows[third], :]
+            third, state = wide_next_int_by(state, size, size_multiplier, size_shift)
+        _copy_card(table, 3 * turn, card_table, pool[first])
+        _copy_card(table, 3 * turn + 1, card_table, pool[second])
+        _copy_card(table, 3 * turn + 2, card_table, pool[third])
 
 
 @njit(cache=True, nogil=True)
@@ -271,14 +378,34 @@ def _fill_draft_tables(
 # --- 1.5 card generator -----------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
-def _search(x: float, weights: np.ndarray, length: int) -> int:
-    """The official weighted-choice loop: subtract weights in order until ``x <= 0``."""
-    for index in range(length):
-        x -= weights[index]
-        if x <= 0:
-            return index
-    return length - 1
+@njit(cache=True, nogil=True, inline="always")
+def _choice(draw: int, table: int) -> int:
+    """The entry of weighted table ``table`` (``_*_CHOICE``) a 53-bit ``draw`` takes: the
+    number of its limits the draw exceeds, looked up (see :data:`_CHOICE_FIRST`)."""
+    bucket = draw >> _BUCKET_SHIFT
+    return np.int64(_CHOICE_FIRST[table, bucket]) + np.int64(draw > _CHOICE_LIMIT[table, bucket])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _shuffle_five(order: int, wide: np.uint64) -> tuple[int, np.uint64]:
+    """``Collections.shuffle`` of the five property slots packed 3 bits each in ``order``
+    (position ``p`` at bits ``3p``): swap ``p - 1`` with ``nextInt(p)`` for p = 5 .. 2
+    (each bound a constant, so that the compiler divides by a multiply)."""
+    j, wide = wide_next_int(wide, 5)
+    order = _swap_slots(order, 4, j)
+    j, wide = wide_next_int(wide, 4)
+    order = _swap_slots(order, 3, j)
+    j, wide = wide_next_int(wide, 3)
+    order = _swap_slots(order, 2, j)
+    j, wide = wide_next_int(wide, 2)
+    return _swap_slots(order, 1, j), wide
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _swap_slots(order: int, p: int, q: int) -> int:
+    a = (order >> (3 * p)) & 7
+    b = (order >> (3 * q)) & 7
+    return order ^ (((a ^ b) << (3 * p)) | ((a ^ b) << (3 * q)))
 
 
 @njit(cache=True, nogil=True)
@@ -287,112 +414,120 @@ def fill_constructed_table(table: np.ndarray, card_gen_seed: int) -> None:
     ``cards.generate_cards`` with the Java double streams makes them.
 
     The 11 private generators are drawn lazily, card by card: each has its own state,
-    so the numbers are those the reference draws in advance.
+    so the numbers are those the reference draws in advance. Every generator but the
+    keywords' draws the same for every card whatever the budget (a property's pick is
+    drawn whether or not it is kept), so one pass draws those for all cards (no branch,
+    independent generators side by side) and counts the costs; a second walks each card's
+    budget with its keywords and writes the card once, in its row of the stable sort by
+    cost.
     """
     count = table.shape[0]
-    parent = scramble(card_gen_seed)
-    sub = np.empty(11, dtype=np.int64)
-    for k in range(11):
-        seed32, parent = next_int32(parent)
-        sub[k] = scramble(seed32)
-    type_rng, mana_rng, area_rng, order_rng, count_rng, keyword_rng = (
-        sub[0], sub[1], sub[2], sub[3], sub[4], sub[5]
-    )  # fmt: skip
-    draw_rng, my_rng, opp_rng, attack_rng, defense_rng = sub[6], sub[7], sub[8], sub[9], sub[10]
-    order = np.arange(5, dtype=np.int64)  # the property order, shuffled from card to card
-    generated = np.empty((count, CARD_FIELDS), dtype=np.int32)
-    chosen = np.zeros(5, dtype=np.int64)  # by property slot (area 0 = Target); keywords: bits
+    parent = widen(scramble(card_gen_seed))
+    seed32, parent = wide_next_int32(parent)
+    type_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    mana_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    area_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    order_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    count_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    keyword_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    draw_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    my_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    opp_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    attack_rng = widen(scramble(seed32))
+    seed32, parent = wide_next_int32(parent)
+    defense_rng = widen(scramble(seed32))
+    # First every draw that does not depend on the budget (all but the keywords'): the
+    # generators are private, so each may run ahead of the others. Per card: its cost,
+    # type, property order (packed), each property's pick (3 bits a slot), the keywords it
+    # wants, the attack and defense draws. Then the stable sort's first row of each cost.
+    drawn = np.empty((count, 7), dtype=np.int64)
+    next_row = np.zeros(_MAX_COST + 2, dtype=np.int64)
+    order = 0
+    for position in range(5):
+        order |= position << (3 * position)
     for i in range(count):
-        u, type_rng = next_double(type_rng)
-        card_type = _TYPE_VALUES[_search(u * _TYPE_TOTAL, _TYPE_WEIGHTS, _TYPE_WEIGHTS.shape[0])]
-        u, mana_rng = next_double(mana_rng)
-        mana = _MANA_VALUES[_search(u * _MANA_TOTAL, _MANA_WEIGHTS, _MANA_WEIGHTS.shape[0])]
-        budget = float(mana)
-        order_rng = shuffle(order, order_rng)
-        chosen[:] = 0
-        for position in range(5):
-            slot = order[position]
-            if slot != _SLOT_KEYWORDS:
-                if slot == _SLOT_AREA:
-                    u, area_rng = next_double(area_rng)
-                elif slot == _SLOT_DRAW:
-                    u, draw_rng = next_double(draw_rng)
-                elif slot == _SLOT_MY_HEALTH:
-                    u, my_rng = next_double(my_rng)
-                else:
-                    u, opp_rng = next_double(opp_rng)
-                entry = _search(
-                    u * _PROPERTY_TOTAL[slot], _PROPERTY_WEIGHTS[slot], _PROPERTY_LEN[slot]
-                )
-                mult = _PROPERTY_MULT[slot, entry]
-                add = _PROPERTY_ADD[slot, entry]
-                spent = budget * mult - add
-                if spent < 0:
-                    budget = (spent + add) / mult  # the official undo, rounding and all
-                else:
-                    budget = spent
-                    chosen[slot] = _PROPERTY_VALUES[slot, entry]
-                continue
-            if card_type == _BLUE:
-                continue
-            u, count_rng = next_double(count_rng)
-            wanted = _COUNT_VALUES[
-                _search(u * _COUNT_TOTAL, _COUNT_WEIGHTS, _COUNT_WEIGHTS.shape[0])
-            ]
-            keywords = 0
-            for _k in range(wanted):
-                u, keyword_rng = next_double(keyword_rng)
-                open_count = 0
-                for bit in _KEYWORD_BITS:
-                    if not keywords & bit:
-                        open_count += 1
-                x = u * open_count
-                spent = budget * _KEYWORD_MULT - _KEYWORD_ADD
-                if spent < 0:
-                    budget = (spent + _KEYWORD_ADD) / _KEYWORD_MULT
-                    break
-                budget = spent
-                # All keyword weights are 1: the loop stops at the first open k with x <= k + 1.
-                wanted_position = max(0, int(np.ceil(x)) - 1)
-                for bit in _KEYWORD_BITS:
-                    if not keywords & bit:
-                        if wanted_position == 0:
-                            keywords |= bit
-                            break
-                        wanted_position -= 1
-            chosen[_SLOT_KEYWORDS] = keywords
-        u, attack_rng = next_double(attack_rng)
-        attack = int(budget + (u * _BONUS_STD + _BONUS_MEAN))
-        u, defense_rng = next_double(defense_rng)
-        defense = int(budget + (u * _BONUS_STD + _BONUS_MEAN))
-        if card_type == _CREATURE:
-            attack, defense = max(attack, 0), max(defense, 1)
-        elif card_type == _BLUE:
-            attack, defense = 0, max(defense, 0)
-        else:
-            attack, defense = max(attack, 0), max(defense, 0)
-        if card_type >= _RED:
-            attack, defense = -attack, -defense
-        generated[i, C_TYPE] = card_type
-        generated[i, C_COST] = mana
-        generated[i, C_ATTACK] = attack
-        generated[i, C_DEFENSE] = defense
-        generated[i, C_KEYWORDS] = chosen[_SLOT_KEYWORDS]
-        generated[i, C_MY_HEALTH] = chosen[_SLOT_MY_HEALTH]
-        generated[i, C_OPP_HEALTH] = chosen[_SLOT_OPP_HEALTH]
-        generated[i, C_DRAW] = chosen[_SLOT_DRAW]
-        generated[i, C_AREA] = chosen[_SLOT_AREA]
-    # Stable sort by cost (a counting sort), then number 0..count-1.
-    first_of_cost = np.zeros(_MAX_COST + 2, dtype=np.int64)
-    for i in range(count):
-        first_of_cost[generated[i, C_COST] + 1] += 1
+        draw, mana_rng = wide_next_double_bits(mana_rng)
+        mana = _MANA_VALUES[_choice(draw, _MANA_CHOICE)]
+        next_row[mana + 1] += 1
+        draw, type_rng = wide_next_double_bits(type_rng)
+        card_type = _TYPE_VALUES[_choice(draw, _TYPE_CHOICE)]
+        order, order_rng = _shuffle_five(order, order_rng)
+        draw, area_rng = wide_next_double_bits(area_rng)
+        picks = _choice(draw, _PROPERTY_CHOICE + _SLOT_AREA) << (3 * _SLOT_AREA)
+        draw, draw_rng = wide_next_double_bits(draw_rng)
+        picks |= _choice(draw, _PROPERTY_CHOICE + _SLOT_DRAW) << (3 * _SLOT_DRAW)
+        draw, my_rng = wide_next_double_bits(my_rng)
+        picks |= _choice(draw, _PROPERTY_CHOICE + _SLOT_MY_HEALTH) << (3 * _SLOT_MY_HEALTH)
+        draw, opp_rng = wide_next_double_bits(opp_rng)
+        picks |= _choice(draw, _PROPERTY_CHOICE + _SLOT_OPP_HEALTH) << (3 * _SLOT_OPP_HEALTH)
+        # The keyword count is drawn where the reference draws it (at the keywords'
+        # slot, not for blue items), here before the walk.
+        draw, counted = wide_next_double_bits(count_rng)
+        blue = card_type == _BLUE
+        count_rng = count_rng if blue else counted
+        drawn[i, 0] = mana
+        drawn[i, 1] = card_type
+        drawn[i, 2] = order
+        drawn[i, 3] = picks
+        drawn[i, 4] = 0 if blue else _COUNT_VALUES[_choice(draw, _COUNT_CHOICE)]
+        drawn[i, 5], attack_rng = wide_next_double_bits(attack_rng)
+        drawn[i, 6], defense_rng = wide_next_double_bits(defense_rng)
     for cost in range(_MAX_COST + 1):
-        first_of_cost[cost + 1] += first_of_cost[cost]
+        next_row[cost + 1] += next_row[cost]
+    chosen = np.zeros(5, dtype=np.int64)  # kept values by slot (keywords: bits)
     for i in range(count):
-        base_id = first_of_cost[generated[i, C_COST]]
-        first_of_cost[generated[i, C_COST]] += 1
-        table[base_id, :] = generated[i, :]
-        table[base_id, C_BASE_ID] = base_id
+        mana, card_type, order, picks, wanted = (drawn[i, 0], drawn[i, 1], drawn[i, 2],
+                                                 drawn[i, 3], drawn[i, 4])  # fmt: skip
+        budget = float(mana)
+        for position in range(5):
+            slot = (order >> (3 * position)) & 7
+            # The property's step; for the keywords' slot a neutral one (keep, cost 0).
+            entry = (picks >> (3 * slot)) & 7
+            add = _PROPERTY_ADD[slot, entry]
+            spent = budget * _PROPERTY_MULT[slot, entry] - add
+            kept = spent >= 0
+            budget = spent if kept else spent + add  # the official undo (_UNDO_IS_ADD)
+            chosen[slot] = _PROPERTY_VALUES[slot, entry] if kept else 0
+            if slot == _SLOT_KEYWORDS and wanted > 0:
+                keywords = 0
+                for k in range(wanted):
+                    draw, keyword_rng = wide_next_double_bits(keyword_rng)
+                    spent = budget * _KEYWORD_MULT - _KEYWORD_ADD
+                    if spent < 0:
+                        budget = spent + _KEYWORD_ADD  # the official undo (_UNDO_IS_ADD)
+                        break
+                    budget = spent
+                    # Each keyword taken was open: k taken, _KEYWORD_COUNT - k open.
+                    open_count = _KEYWORD_COUNT - k
+                    taken = _choice(draw, _KEYWORD_CHOICE + open_count)
+                    keywords |= _OPEN_KEYWORDS[keywords, taken]
+                chosen[_SLOT_KEYWORDS] = keywords
+        attack = int(budget + ((drawn[i, 5] * DOUBLE_UNIT) * _BONUS_STD + _BONUS_MEAN))
+        defense = int(budget + ((drawn[i, 6] * DOUBLE_UNIT) * _BONUS_STD + _BONUS_MEAN))
+        sign = _TYPE_SIGN[card_type]  # red and blue items: negative; blue: no attack
+        attack = max(attack, 0) * _TYPE_ATTACKS[card_type] * sign
+        defense = max(defense, _TYPE_MIN_DEFENSE[card_type]) * sign
+        row = next_row[mana]  # the stable sort by cost: rows numbered 0..count-1
+        next_row[mana] = row + 1
+        table[row, C_BASE_ID] = row
+        table[row, C_TYPE] = card_type
+        table[row, C_COST] = mana
+        table[row, C_ATTACK] = attack
+        table[row, C_DEFENSE] = defense
+        table[row, C_KEYWORDS] = chosen[_SLOT_KEYWORDS]
+        table[row, C_MY_HEALTH] = chosen[_SLOT_MY_HEALTH]
+        table[row, C_OPP_HEALTH] = chosen[_SLOT_OPP_HEALTH]
+        table[row, C_DRAW] = chosen[_SLOT_DRAW]
+        table[row, C_AREA] = chosen[_SLOT_AREA]
 
 
 @njit(cache=True, nogil=True)
@@ -429,7 +564,7 @@ def shuffle_deck(
     count = chosen.shape[0]
     for k in range(count):
         ids_out[k] = k  # first the shuffled choice positions (no scratch array)
-    shuffle(ids_out, scramble(shuffle_seed))
+    wide_shuffle(ids_out, widen(scramble(shuffle_seed)))
     for i in range(count):
         k = ids_out[i]
         cards_out[i] = chosen[k]
@@ -452,24 +587,38 @@ def deal_decks(row: np.ndarray, shuffle_seed_0: int, shuffle_seed_1: int) -> Non
     ids_after_shuffle = _IDS_AFTER_SHUFFLE[row[VERSION]]
     for instance in range(MAX_IDS):
         row[INSTANCE_CARD + instance] = -1
-    deck_cards = np.empty(DECK_SIZE, dtype=np.int64)
+    # shuffle_deck for both players in the row itself (no scratch array, no array views
+    # to count references of): first the shuffled choice positions, then their ids. The
+    # two shuffles take turns draw by draw, so that their generators step side by side.
+    deck_0 = PLAYER_0 + P_DECK
+    deck_1 = PLAYER_0 + PLAYER_SIZE + P_DECK
+    for k in range(DECK_SIZE):
+        row[deck_0 + k] = k
+        row[deck_1 + k] = k
+    state_0 = widen(scramble(shuffle_seed_0))
+    state_1 = widen(scramble(shuffle_seed_1))
+    for i in range(DECK_SIZE, 1, -1):
+        multiplier, shift = divisor(i)
+        j, state_0 = wide_next_int_by(state_0, i, multiplier, shift)
+        swapped = row[deck_0 + i - 1]
+        row[deck_0 + i - 1] = row[deck_0 + j]
+        row[deck_0 + j] = swapped
+        j, state_1 = wide_next_int_by(state_1, i, multiplier, shift)
+        swapped = row[deck_1 + i - 1]
+        row[deck_1 + i - 1] = row[deck_1 + j]
+        row[deck_1 + j] = swapped
     for player in range(2):
         base = PLAYER_0 + player * PLAYER_SIZE
-        seed = shuffle_seed_0 if player == 0 else shuffle_seed_1
-        ids = row[base + P_DECK : base + P_DECK + DECK_SIZE]  # written in place
-        shuffle_deck(
-            row[base + P_CHOSEN : base + P_CHOSEN + DECK_SIZE],
-            seed,
-            player,
-            ids_after_shuffle,
-            ids,
-            deck_cards,
-        )
+        deck = base + P_DECK
+        chosen = base + P_CHOSEN
         for i in range(DECK_SIZE):
-            row[INSTANCE_CARD + ids[i]] = deck_cards[i]
+            k = row[deck + i]
+            ident = 2 * i + player + 1 if ids_after_shuffle else 2 * DECK_SIZE * player + 2 * k
+            row[deck + i] = ident
+            row[INSTANCE_CARD + ident] = row[chosen + k]
         hand_size = 4 + player
         for i in range(hand_size):
-            row[base + P_HAND + i] = ids[i]
+            row[base + P_HAND + i] = row[deck + i]
         row[base + P_HAND_COUNT] = hand_size
         row[base + P_DECK_TOP] = hand_size
         row[base + P_DECK_END] = DECK_SIZE
@@ -539,18 +688,23 @@ def start_row(
     :func:`derive_subseeds` and :func:`tables_from_subseeds` give them. The template's
     ``VERSION`` says which: a pool (1.5) has no draft."""
     pool = template[VERSION] == VERSION_CODES_15
-    rng = scramble(seed)
-    first, rng = next_long(rng)  # draftChoicesSeed, or cardGenSeed
+    rng = widen(scramble(seed))
+    first, rng = wide_next_long(rng)  # draftChoicesSeed, or cardGenSeed
     if pool:
-        _choices, rng = next_long(rng)  # constructedChoicesSeed
-    row[:] = template
+        _choices, rng = wide_next_long(rng)  # constructedChoicesSeed
+    for i in range(template.shape[0]):  # row[:] = template, without a slice's checks
+        row[i] = template[i]
     row[CARD_COUNT] = CARDS_IN_CONSTRUCTED if pool else 3 * DECK_SIZE
     for player in range(2):
-        shuffle_seed, rng = next_long(rng)
+        shuffle_seed, rng = wide_next_long(rng)
         high, low = _split_long(shuffle_seed)
         row[SHUFFLE_SEED + 2 * player] = high
         row[SHUFFLE_SEED + 2 * player + 1] = low
-    table[:, :] = 0
+    # Zero only the rows the cards do not overwrite (every field of a card's row is set).
+    used = CARDS_IN_CONSTRUCTED if pool else 3 * DECK_SIZE
+    for card in range(used, table.shape[0]):
+        for field in range(CARD_FIELDS):
+            table[card, field] = 0
     if pool:
         fill_constructed_table(table[:CARDS_IN_CONSTRUCTED], first)
     else:
