@@ -93,6 +93,14 @@ from numba import njit  # noqa: E402
 
 from .generators import deal_decks  # noqa: E402
 
+RULES = {"cache": True, "nogil": True, "_nrt": False, "forceinline": True}
+"""How the rules functions are compiled (``@njit(**RULES)``), for speed: without numba's
+reference counting (``_nrt``: they allocate nothing, so passing a row, a table or a buffer
+costs no atomic increment and decrement per call, a quarter of a game's time before), and
+inlined by LLVM into their callers (``forceinline``: a compiled loop becomes one function,
+without the argument passing of a row and a table per call). A function that allocates
+sets ``_nrt=True`` itself, else it would inherit False from its caller."""
+
 # Phases, end reasons, action types and card types as the reference engine numbers them.
 DECK_BUILDING, BATTLE, ENDED = 0, 1, 2
 HEALTH_END, DECK_OUT_END, TURN_LIMIT_END = 1, 2, 3
@@ -114,7 +122,7 @@ RUNE_VALUES = np.array(RUNES, np.int32)
 RUNE_COUNT = len(RUNES)
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def action_bounds(version: int) -> tuple[int, int, int, int, int]:
     """(lanes, attack start, use start, deck start, size) of a version's action layout."""
     lanes = 1 if version == V1_0 else 2
@@ -125,7 +133,7 @@ def action_bounds(version: int) -> tuple[int, int, int, int, int]:
     return lanes, attack, use, deck, size
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def current_player(row: np.ndarray) -> int:
     """The player to act: in deck building the one with fewer choices (player 0 first)."""
     if row[PHASE] == DECK_BUILDING:
@@ -138,7 +146,7 @@ def current_player(row: np.ndarray) -> int:
 # --- board helpers -------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _board_index(row: np.ndarray, base: int, slot: int, has_lanes: bool) -> int:
     """The board index of the creature in an environment slot, -1 if the slot is empty."""
     count = row[base + P_BOARD_COUNT]
@@ -154,7 +162,7 @@ def _board_index(row: np.ndarray, base: int, slot: int, has_lanes: bool) -> int:
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _remove_creature(row: np.ndarray, base: int, index: int) -> None:
     count = row[base + P_BOARD_COUNT]
     start = base + P_BOARD + index * CREATURE_SIZE
@@ -166,7 +174,7 @@ def _remove_creature(row: np.ndarray, base: int, index: int) -> None:
     row[base + P_BOARD_COUNT] = count - 1
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _add_creature(row: np.ndarray, table: np.ndarray, base: int, ident: int, card: int,
                   lane: int) -> None:  # fmt: skip
     at = base + P_BOARD + row[base + P_BOARD_COUNT] * CREATURE_SIZE
@@ -183,7 +191,7 @@ def _add_creature(row: np.ndarray, table: np.ndarray, base: int, ident: int, car
     row[base + P_BOARD_COUNT] += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _lane_count(row: np.ndarray, base: int, lane: int) -> int:
     n = 0
     for i in range(row[base + P_BOARD_COUNT]):
@@ -192,7 +200,7 @@ def _lane_count(row: np.ndarray, base: int, lane: int) -> int:
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _remove_from_hand(row: np.ndarray, base: int, slot: int) -> int:
     """Take the card in a hand slot out of the hand; return its instance id."""
     count = row[base + P_HAND_COUNT]
@@ -207,7 +215,7 @@ def _remove_from_hand(row: np.ndarray, base: int, slot: int) -> int:
 # --- health, winners, turns ----------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _modify_health(row: np.ndarray, base: int, delta: int, runes: bool) -> None:
     health = row[base + P_HEALTH] + delta
     row[base + P_HEALTH] = health
@@ -227,14 +235,14 @@ def _modify_health(row: np.ndarray, base: int, delta: int, runes: bool) -> None:
                                          - before // HEALTH_PER_BONUS_DRAW)  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _finish(row: np.ndarray, winner: int, reason: int) -> None:
     row[WINNER] = winner
     row[END_REASON] = reason
     row[PHASE] = ENDED
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _check_winner(row: np.ndarray) -> None:
     if row[WINNER] >= 0:
         return
@@ -245,7 +253,7 @@ def _check_winner(row: np.ndarray) -> None:
         _finish(row, 1 - active, HEALTH_END)
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _draw_cards(row: np.ndarray, base: int, count: int, player_turn: int, runes: bool) -> None:
     hand = row[base + P_HAND_COUNT]
     top = row[base + P_DECK_TOP]
@@ -281,7 +289,7 @@ def _draw_cards(row: np.ndarray, base: int, count: int, player_turn: int, runes:
     row[base + P_DECK_TOP] = top
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _start_turn(row: np.ndarray) -> None:
     """The official start of turn (the reference ``State.start_turn``), in its order."""
     _check_winner(row)
@@ -322,23 +330,26 @@ def _start_turn(row: np.ndarray) -> None:
 # --- deck building ---------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
+def _shuffle_seed(row: np.ndarray, player: int) -> int:
+    """A player's shuffle seed (a Java long) from the two words the row stores."""
+    high = np.int64(row[SHUFFLE_SEED + 2 * player])
+    low = np.int64(row[SHUFFLE_SEED + 2 * player + 1]) & 0xFFFFFFFF
+    return (high << 32) | low
+
+
+@njit(cache=True, nogil=True, _nrt=True)  # deal_decks allocates: NRT on (not inherited)
 def _start_battle(row: np.ndarray) -> None:
     """Shuffle both decks with the players' seeds and deal the hands (fast-gen's
     :func:`.generators.deal_decks`), then start turn 0 (the reference ``_start_battle``)."""
-    seeds = np.empty(2, np.int64)
-    for player in range(2):
-        high = np.int64(row[SHUFFLE_SEED + 2 * player])
-        low = np.int64(row[SHUFFLE_SEED + 2 * player + 1]) & 0xFFFFFFFF
-        seeds[player] = (high << 32) | low
-    deal_decks(row, seeds[0], seeds[1])
+    deal_decks(row, _shuffle_seed(row, 0), _shuffle_seed(row, 1))
     row[PHASE] = BATTLE
     row[ACTIVE] = 1
     row[TURN] = -1
     _start_turn(row)
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _add_choice(row: np.ndarray, player: int, card: int) -> None:
     base = PLAYER_0 + player * PLAYER_SIZE
     count = row[base + P_CHOSEN_COUNT]
@@ -353,7 +364,7 @@ def _add_choice(row: np.ndarray, player: int, card: int) -> None:
 # --- battle effects ------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _after_action(row: np.ndarray, me: int, opp: int, my_delta: int, opp_delta: int,
                   draw_delta: int, base_id: int, kind: int, ident: int, target: int,
                   runes: bool) -> None:  # fmt: skip
@@ -375,7 +386,7 @@ def _after_action(row: np.ndarray, me: int, opp: int, my_delta: int, opp_delta: 
         _check_winner(row)
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _attack(row: np.ndarray, table: np.ndarray, me: int, opp: int, index: int,
             target_index: int, runes: bool) -> None:  # fmt: skip
     """Board creature ``index`` attacks the face (``target_index`` -1) or a creature."""
@@ -427,7 +438,7 @@ def _attack(row: np.ndarray, table: np.ndarray, me: int, opp: int, index: int,
     _after_action(row, me, opp, gain, breakthrough, 0, base_id, ATTACK_TYPE, ident, target, runes)
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _summon(row: np.ndarray, table: np.ndarray, me: int, opp: int, slot: int, lane: int,
             version: int) -> None:  # fmt: skip
     """Summon the creature in hand ``slot`` to ``lane`` (-1: 1.0's single board)."""
@@ -449,7 +460,7 @@ def _summon(row: np.ndarray, table: np.ndarray, me: int, opp: int, slot: int, la
                   table[card, C_BASE_ID], SUMMON_TYPE, ident, lane, version != V1_5)  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _use(row: np.ndarray, table: np.ndarray, me: int, opp: int, slot: int, side: int,
          target_index: int, version: int) -> None:  # fmt: skip
     """Use the item in hand ``slot`` on creature ``target_index`` of ``side`` (a player
@@ -516,7 +527,7 @@ def _use(row: np.ndarray, table: np.ndarray, me: int, opp: int, slot: int, side:
 # --- legal actions --------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
     """Write the legal action indexes of the player to act into ``out``, each once (PASS
     first, then SUMMON, ATTACK, USE; or the deck-building actions); return how many,
@@ -645,7 +656,7 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _full_cards_up_to(row: np.ndarray, base: int, card: int) -> int:
     """How many pool cards numbered ``<= card`` the player holds MAX_COPIES of (each such
     card is MAX_COPIES times in its choices)."""
@@ -657,7 +668,7 @@ def _full_cards_up_to(row: np.ndarray, base: int, card: int) -> int:
     return full // MAX_COPIES
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def pool_choice_count(row: np.ndarray) -> int:
     """How many legal actions a 1.5 deck-building row has (the pool cards still open to
     the player to choose), from its choices alone: :func:`legal_actions` would list them."""
@@ -665,7 +676,7 @@ def pool_choice_count(row: np.ndarray) -> int:
     return POOL_SIZE - _full_cards_up_to(row, base, POOL_SIZE)
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def pool_choice(row: np.ndarray, k: int) -> int:
     """The action index ``legal_actions`` would list ``k``-th in a 1.5 deck-building row.
 
@@ -681,7 +692,7 @@ def pool_choice(row: np.ndarray, k: int) -> int:
         card = moved
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def apply_legal(row: np.ndarray, table: np.ndarray, index: int) -> None:
     """Apply action ``index``, which must be legal (from :func:`legal_actions`)."""
     version = row[VERSION]
@@ -724,7 +735,7 @@ def apply_legal(row: np.ndarray, table: np.ndarray, index: int) -> None:
                  _board_index(row, opp, target - 1 - BOARD_LIMIT, has_lanes), version)  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def is_legal(row: np.ndarray, table: np.ndarray, index: int, buffer: np.ndarray) -> bool:
     """Is ``index`` a legal action of the player to act (``buffer``: MAX_LEGAL scratch)?"""
     n = legal_actions(row, table, buffer)
