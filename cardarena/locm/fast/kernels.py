@@ -143,6 +143,21 @@ def current_player(row: np.ndarray) -> int:
     return row[ACTIVE]
 
 
+@njit(**RULES)
+def _index(value: int) -> int:
+    """A non-negative number read from a row (a player, an instance id, a card index) as an
+    int64 that the compiler knows is non-negative (zero-extended from 32 bits): the array
+    indexes computed from it then need no negative-index wraparound (a compare and a select
+    per access otherwise). Only for values that are never negative."""
+    return np.int64(np.uint32(value))
+
+
+@njit(**RULES)
+def _block(player: int) -> int:
+    """The first column of ``player``'s block (0 or 1), known non-negative (see _index)."""
+    return PLAYER_0 + _index(player) * PLAYER_SIZE
+
+
 # --- board helpers -------------------------------------------------------------------
 
 
@@ -247,9 +262,9 @@ def _check_winner(row: np.ndarray) -> None:
     if row[WINNER] >= 0:
         return
     active = row[ACTIVE]
-    if row[PLAYER_0 + (1 - active) * PLAYER_SIZE + P_HEALTH] <= 0:
+    if row[_block(1 - active) + P_HEALTH] <= 0:
         _finish(row, active, HEALTH_END)
-    elif row[PLAYER_0 + active * PLAYER_SIZE + P_HEALTH] <= 0:
+    elif row[_block(active) + P_HEALTH] <= 0:
         _finish(row, 1 - active, HEALTH_END)
 
 
@@ -295,7 +310,7 @@ def _start_turn(row: np.ndarray) -> None:
     _check_winner(row)
     if row[WINNER] >= 0:
         return
-    previous = PLAYER_0 + row[ACTIVE] * PLAYER_SIZE
+    previous = _block(row[ACTIVE])
     for i in range(row[previous + P_BOARD_COUNT]):
         at = previous + P_BOARD + i * CREATURE_SIZE
         row[at + K_CAN_ATTACK] = 0
@@ -303,7 +318,7 @@ def _start_turn(row: np.ndarray) -> None:
     row[previous + P_DRAW_SHOWN] = row[previous + P_NEXT_TURN_DRAW]
     active = 1 - row[ACTIVE]
     row[ACTIVE] = active
-    base = PLAYER_0 + active * PLAYER_SIZE
+    base = _block(active)
     row[base + P_PERFORMED_COUNT] = 0
     turn = row[TURN] + 1
     row[TURN] = turn
@@ -351,12 +366,12 @@ def _start_battle(row: np.ndarray) -> None:
 
 @njit(**RULES)
 def _add_choice(row: np.ndarray, player: int, card: int) -> None:
-    base = PLAYER_0 + player * PLAYER_SIZE
+    base = _block(player)
     count = row[base + P_CHOSEN_COUNT]
     row[base + P_CHOSEN + count] = card
     row[base + P_CHOSEN_COUNT] = count + 1
     row[base + P_COPIES + card] += 1
-    other = PLAYER_0 + (1 - player) * PLAYER_SIZE
+    other = _block(1 - player)
     if count + 1 == DECK_SIZE and row[other + P_CHOSEN_COUNT] == DECK_SIZE:
         _start_battle(row)
 
@@ -392,7 +407,7 @@ def _attack(row: np.ndarray, table: np.ndarray, me: int, opp: int, index: int,
     """Board creature ``index`` attacks the face (``target_index`` -1) or a creature."""
     at = me + P_BOARD + index * CREATURE_SIZE
     ident = row[at + K_ID]
-    base_id = table[row[at + K_CARD], C_BASE_ID]
+    base_id = table[_index(row[at + K_CARD]), C_BASE_ID]
     a_kw = row[at + K_KEYWORDS]
     a_att = row[at + K_ATTACK]
     row[at + K_CAN_ATTACK] = 0
@@ -443,7 +458,7 @@ def _summon(row: np.ndarray, table: np.ndarray, me: int, opp: int, slot: int, la
             version: int) -> None:  # fmt: skip
     """Summon the creature in hand ``slot`` to ``lane`` (-1: 1.0's single board)."""
     ident = _remove_from_hand(row, me, slot)
-    card = row[INSTANCE_CARD + ident]
+    card = _index(row[INSTANCE_CARD + _index(ident)])
     row[me + P_MANA] -= table[card, C_COST]
     place = 0 if lane < 0 else lane
     _add_creature(row, table, me, ident, card, place)
@@ -467,7 +482,7 @@ def _use(row: np.ndarray, table: np.ndarray, me: int, opp: int, slot: int, side:
     block), or on the opponent (``target_index`` -1, blue items)."""
     runes = version != V1_5
     ident = _remove_from_hand(row, me, slot)
-    card = row[INSTANCE_CARD + ident]
+    card = _index(row[INSTANCE_CARD + _index(ident)])
     row[me + P_MANA] -= table[card, C_COST]
     base_id = table[card, C_BASE_ID]
     if target_index < 0:
@@ -542,7 +557,7 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
             for k in range(3):
                 out[k] = deck_at + k
             return 3
-        base = PLAYER_0 + current_player(row) * PLAYER_SIZE
+        base = _block(current_player(row))
         n = 0
         for k in range(POOL_SIZE):
             if row[base + P_COPIES + k] < MAX_COPIES:
@@ -550,14 +565,17 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
                 n += 1
         return n
     has_lanes = version != V1_0
-    me = PLAYER_0 + row[ACTIVE] * PLAYER_SIZE
-    opp = PLAYER_0 + (1 - row[ACTIVE]) * PLAYER_SIZE
+    me = _block(row[ACTIVE])
+    opp = _block(1 - row[ACTIVE])
     out[0] = 0
     n = 1
     mana = row[me + P_MANA]
     hand = row[me + P_HAND_COUNT]
     my_count = row[me + P_BOARD_COUNT]
     opp_count = row[opp + P_BOARD_COUNT]
+    # The loops below write each candidate at out[n] and then advance n by 0 or 1 (a
+    # candidate that is not legal is overwritten by the next one): the same list as
+    # branching on every candidate, without the mispredicted branches of random positions.
     # SUMMON: lanes with room.
     if has_lanes:
         left = _lane_count(row, me, 0)
@@ -568,24 +586,22 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
         open1 = False
     if open0 or open1:
         for slot in range(hand):
-            card = row[INSTANCE_CARD + row[me + P_HAND + slot]]
-            if table[card, C_TYPE] == CREATURE and table[card, C_COST] <= mana:
-                if open0:
-                    out[n] = SUMMON_AT + slot * lanes
-                    n += 1
-                if open1:
-                    out[n] = SUMMON_AT + slot * lanes + 1
-                    n += 1
+            card = _index(row[INSTANCE_CARD + _index(row[me + P_HAND + slot])])
+            ok = (table[card, C_TYPE] == CREATURE) & (table[card, C_COST] <= mana)
+            first = SUMMON_AT + slot * lanes
+            out[n] = first
+            n += ok & open0
+            out[n] = first + 1
+            n += ok & open1
     # ATTACK: per lane the Guards if any, else the face and every creature.
     guarded0 = False
     guarded1 = False
     for i in range(opp_count):
         at = opp + P_BOARD + i * CREATURE_SIZE
-        if row[at + K_KEYWORDS] & GUARD:
-            if row[at + K_LANE] == 0:
-                guarded0 = True
-            else:
-                guarded1 = True
+        guard = (row[at + K_KEYWORDS] & GUARD) != 0
+        in_lane1 = row[at + K_LANE] != 0
+        guarded0 |= guard & (not in_lane1)
+        guarded1 |= guard & in_lane1
     my_next0 = 0
     my_next1 = 3
     for i in range(my_count):
@@ -603,9 +619,8 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
             continue
         first = attack_at + slot * TARGETS_ATTACK
         guarded = guarded0 if lane == 0 else guarded1
-        if not guarded:
-            out[n] = first
-            n += 1
+        out[n] = first
+        n += not guarded
         next0 = 0
         next1 = 3
         for j in range(opp_count):
@@ -619,27 +634,21 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
             else:
                 d_slot = next1
                 next1 += 1
-            if d_lane == lane and (not guarded or row[dt + K_KEYWORDS] & GUARD):
-                out[n] = first + 1 + d_slot
-                n += 1
+            out[n] = first + 1 + d_slot
+            n += (d_lane == lane) & ((not guarded) | ((row[dt + K_KEYWORDS] & GUARD) != 0))
     # USE: green on own creatures, red on the opponent's, blue on them or the face.
     for slot in range(hand):
-        card = row[INSTANCE_CARD + row[me + P_HAND + slot]]
+        card = _index(row[INSTANCE_CARD + _index(row[me + P_HAND + slot])])
         kind = table[card, C_TYPE]
         if kind == CREATURE or table[card, C_COST] > mana:
             continue
         first = use_at + slot * TARGETS_USE
-        if kind == GREEN:
-            side = me
-            offset = 1
-            count = my_count
-        else:
-            side = opp
-            offset = 1 + BOARD_LIMIT
-            count = opp_count
-            if kind == BLUE:
-                out[n] = first
-                n += 1
+        green = kind == GREEN
+        side = me if green else opp
+        offset = 1 if green else 1 + BOARD_LIMIT
+        count = my_count if green else opp_count
+        out[n] = first
+        n += kind == BLUE
         next0 = 0
         next1 = 3
         for j in range(count):
@@ -672,7 +681,7 @@ def _full_cards_up_to(row: np.ndarray, base: int, card: int) -> int:
 def pool_choice_count(row: np.ndarray) -> int:
     """How many legal actions a 1.5 deck-building row has (the pool cards still open to
     the player to choose), from its choices alone: :func:`legal_actions` would list them."""
-    base = PLAYER_0 + current_player(row) * PLAYER_SIZE
+    base = _block(current_player(row))
     return POOL_SIZE - _full_cards_up_to(row, base, POOL_SIZE)
 
 
@@ -682,7 +691,7 @@ def pool_choice(row: np.ndarray, k: int) -> int:
 
     The ``k``-th open card is the fixed point of ``c = k + (full cards <= c)``, reached
     from ``c = k`` in a step or two: cheaper than listing the 120 pool cards."""
-    base = PLAYER_0 + current_player(row) * PLAYER_SIZE
+    base = _block(current_player(row))
     first = np.int64(k)  # a uint64 draw plus an int64 would be a float in numba
     card = first
     while True:
@@ -703,15 +712,15 @@ def apply_legal(row: np.ndarray, table: np.ndarray, index: int) -> None:
         if version == V1_5:
             _add_choice(row, player, offset)
         else:
-            turn = row[PLAYER_0 + player * PLAYER_SIZE + P_CHOSEN_COUNT]
+            turn = row[_block(player) + P_CHOSEN_COUNT]
             _add_choice(row, player, 3 * turn + offset)
         return
     if index == 0:
         _start_turn(row)
         return
     has_lanes = version != V1_0
-    me = PLAYER_0 + row[ACTIVE] * PLAYER_SIZE
-    opp = PLAYER_0 + (1 - row[ACTIVE]) * PLAYER_SIZE
+    me = _block(row[ACTIVE])
+    opp = _block(1 - row[ACTIVE])
     if index < attack_at:
         slot = (index - SUMMON_AT) // lanes
         lane = (index - SUMMON_AT) - slot * lanes if has_lanes else -1
