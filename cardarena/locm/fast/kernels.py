@@ -584,10 +584,20 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
     else:
         open0 = my_count < BOARD_CAPACITY_1_0
         open1 = False
+    # The hand once: the affordable creatures and items as bits, each card's type in 2 bits.
+    creatures = 0
+    items = 0
+    kinds = 0
+    for slot in range(hand):
+        card = _index(row[INSTANCE_CARD + _index(row[me + P_HAND + slot])])
+        kind = table[card, C_TYPE]
+        affordable = table[card, C_COST] <= mana
+        creatures |= np.int64((kind == CREATURE) & affordable) << slot
+        items |= np.int64((kind != CREATURE) & affordable) << slot
+        kinds |= np.int64(kind) << (2 * slot)
     if open0 or open1:
         for slot in range(hand):
-            card = _index(row[INSTANCE_CARD + _index(row[me + P_HAND + slot])])
-            ok = (table[card, C_TYPE] == CREATURE) & (table[card, C_COST] <= mana)
+            ok = (creatures >> slot) & 1
             first = SUMMON_AT + slot * lanes
             out[n] = first
             n += ok & open0
@@ -638,10 +648,9 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
             n += (d_lane == lane) & ((not guarded) | ((row[dt + K_KEYWORDS] & GUARD) != 0))
     # USE: green on own creatures, red on the opponent's, blue on them or the face.
     for slot in range(hand):
-        card = _index(row[INSTANCE_CARD + _index(row[me + P_HAND + slot])])
-        kind = table[card, C_TYPE]
-        if kind == CREATURE or table[card, C_COST] > mana:
+        if not (items >> slot) & 1:
             continue
+        kind = (kinds >> (2 * slot)) & 3
         first = use_at + slot * TARGETS_USE
         green = kind == GREEN
         side = me if green else opp
