@@ -93,6 +93,14 @@ from numba import njit  # noqa: E402
 
 from .generators import deal_decks  # noqa: E402
 
+RULES = {"cache": True, "nogil": True, "_nrt": False, "forceinline": True}
+"""How the rules functions are compiled (``@njit(**RULES)``), for speed: without numba's
+reference counting (``_nrt``: they allocate nothing, so passing a row, a table or a buffer
+costs no atomic increment and decrement per call, a quarter of a game's time before), and
+inlined by LLVM into their callers (``forceinline``: a compiled loop becomes one function,
+without the argument passing of a row and a table per call). A function that allocates
+sets ``_nrt=True`` itself, else it would inherit False from its caller."""
+
 # Phases, end reasons, action types and card types as the reference engine numbers them.
 DECK_BUILDING, BATTLE, ENDED = 0, 1, 2
 HEALTH_END, DECK_OUT_END, TURN_LIMIT_END = 1, 2, 3
@@ -114,7 +122,7 @@ RUNE_VALUES = np.array(RUNES, np.int32)
 RUNE_COUNT = len(RUNES)
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def action_bounds(version: int) -> tuple[int, int, int, int, int]:
     """(lanes, attack start, use start, deck start, size) of a version's action layout."""
     lanes = 1 if version == V1_0 else 2
@@ -125,7 +133,7 @@ def action_bounds(version: int) -> tuple[int, int, int, int, int]:
     return lanes, attack, use, deck, size
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def current_player(row: np.ndarray) -> int:
     """The player to act: in deck building the one with fewer choices (player 0 first)."""
     if row[PHASE] == DECK_BUILDING:
@@ -135,10 +143,25 @@ def current_player(row: np.ndarray) -> int:
     return row[ACTIVE]
 
 
+@njit(**RULES)
+def _index(value: int) -> int:
+    """A non-negative number read from a row (a player, an instance id, a card index) as an
+    int64 that the compiler knows is non-negative (zero-extended from 32 bits): the array
+    indexes computed from it then need no negative-index wraparound (a compare and a select
+    per access otherwise). Only for values that are never negative."""
+    return np.int64(np.uint32(value))
+
+
+@njit(**RULES)
+def _block(player: int) -> int:
+    """The first column of ``player``'s block (0 or 1), known non-negative (see _index)."""
+    return PLAYER_0 + _index(player) * PLAYER_SIZE
+
+
 # --- board helpers -------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _board_index(row: np.ndarray, base: int, slot: int, has_lanes: bool) -> int:
     """The board index of the creature in an environment slot, -1 if the slot is empty."""
     count = row[base + P_BOARD_COUNT]
@@ -154,7 +177,7 @@ def _board_index(row: np.ndarray, base: int, slot: int, has_lanes: bool) -> int:
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _remove_creature(row: np.ndarray, base: int, index: int) -> None:
     count = row[base + P_BOARD_COUNT]
     start = base + P_BOARD + index * CREATURE_SIZE
@@ -166,7 +189,7 @@ def _remove_creature(row: np.ndarray, base: int, index: int) -> None:
     row[base + P_BOARD_COUNT] = count - 1
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _add_creature(row: np.ndarray, table: np.ndarray, base: int, ident: int, card: int,
                   lane: int) -> None:  # fmt: skip
     at = base + P_BOARD + row[base + P_BOARD_COUNT] * CREATURE_SIZE
@@ -183,7 +206,7 @@ def _add_creature(row: np.ndarray, table: np.ndarray, base: int, ident: int, car
     row[base + P_BOARD_COUNT] += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _lane_count(row: np.ndarray, base: int, lane: int) -> int:
     n = 0
     for i in range(row[base + P_BOARD_COUNT]):
@@ -192,7 +215,7 @@ def _lane_count(row: np.ndarray, base: int, lane: int) -> int:
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _remove_from_hand(row: np.ndarray, base: int, slot: int) -> int:
     """Take the card in a hand slot out of the hand; return its instance id."""
     count = row[base + P_HAND_COUNT]
@@ -207,7 +230,7 @@ def _remove_from_hand(row: np.ndarray, base: int, slot: int) -> int:
 # --- health, winners, turns ----------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _modify_health(row: np.ndarray, base: int, delta: int, runes: bool) -> None:
     health = row[base + P_HEALTH] + delta
     row[base + P_HEALTH] = health
@@ -227,25 +250,25 @@ def _modify_health(row: np.ndarray, base: int, delta: int, runes: bool) -> None:
                                          - before // HEALTH_PER_BONUS_DRAW)  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _finish(row: np.ndarray, winner: int, reason: int) -> None:
     row[WINNER] = winner
     row[END_REASON] = reason
     row[PHASE] = ENDED
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _check_winner(row: np.ndarray) -> None:
     if row[WINNER] >= 0:
         return
     active = row[ACTIVE]
-    if row[PLAYER_0 + (1 - active) * PLAYER_SIZE + P_HEALTH] <= 0:
+    if row[_block(1 - active) + P_HEALTH] <= 0:
         _finish(row, active, HEALTH_END)
-    elif row[PLAYER_0 + active * PLAYER_SIZE + P_HEALTH] <= 0:
+    elif row[_block(active) + P_HEALTH] <= 0:
         _finish(row, 1 - active, HEALTH_END)
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _draw_cards(row: np.ndarray, base: int, count: int, player_turn: int, runes: bool) -> None:
     hand = row[base + P_HAND_COUNT]
     top = row[base + P_DECK_TOP]
@@ -281,13 +304,13 @@ def _draw_cards(row: np.ndarray, base: int, count: int, player_turn: int, runes:
     row[base + P_DECK_TOP] = top
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _start_turn(row: np.ndarray) -> None:
     """The official start of turn (the reference ``State.start_turn``), in its order."""
     _check_winner(row)
     if row[WINNER] >= 0:
         return
-    previous = PLAYER_0 + row[ACTIVE] * PLAYER_SIZE
+    previous = _block(row[ACTIVE])
     for i in range(row[previous + P_BOARD_COUNT]):
         at = previous + P_BOARD + i * CREATURE_SIZE
         row[at + K_CAN_ATTACK] = 0
@@ -295,7 +318,7 @@ def _start_turn(row: np.ndarray) -> None:
     row[previous + P_DRAW_SHOWN] = row[previous + P_NEXT_TURN_DRAW]
     active = 1 - row[ACTIVE]
     row[ACTIVE] = active
-    base = PLAYER_0 + active * PLAYER_SIZE
+    base = _block(active)
     row[base + P_PERFORMED_COUNT] = 0
     turn = row[TURN] + 1
     row[TURN] = turn
@@ -322,30 +345,33 @@ def _start_turn(row: np.ndarray) -> None:
 # --- deck building ---------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
+def _shuffle_seed(row: np.ndarray, player: int) -> int:
+    """A player's shuffle seed (a Java long) from the two words the row stores."""
+    high = np.int64(row[SHUFFLE_SEED + 2 * player])
+    low = np.int64(row[SHUFFLE_SEED + 2 * player + 1]) & 0xFFFFFFFF
+    return (high << 32) | low
+
+
+@njit(cache=True, nogil=True, _nrt=True)  # deal_decks allocates: NRT on (not inherited)
 def _start_battle(row: np.ndarray) -> None:
     """Shuffle both decks with the players' seeds and deal the hands (fast-gen's
     :func:`.generators.deal_decks`), then start turn 0 (the reference ``_start_battle``)."""
-    seeds = np.empty(2, np.int64)
-    for player in range(2):
-        high = np.int64(row[SHUFFLE_SEED + 2 * player])
-        low = np.int64(row[SHUFFLE_SEED + 2 * player + 1]) & 0xFFFFFFFF
-        seeds[player] = (high << 32) | low
-    deal_decks(row, seeds[0], seeds[1])
+    deal_decks(row, _shuffle_seed(row, 0), _shuffle_seed(row, 1))
     row[PHASE] = BATTLE
     row[ACTIVE] = 1
     row[TURN] = -1
     _start_turn(row)
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _add_choice(row: np.ndarray, player: int, card: int) -> None:
-    base = PLAYER_0 + player * PLAYER_SIZE
+    base = _block(player)
     count = row[base + P_CHOSEN_COUNT]
     row[base + P_CHOSEN + count] = card
     row[base + P_CHOSEN_COUNT] = count + 1
     row[base + P_COPIES + card] += 1
-    other = PLAYER_0 + (1 - player) * PLAYER_SIZE
+    other = _block(1 - player)
     if count + 1 == DECK_SIZE and row[other + P_CHOSEN_COUNT] == DECK_SIZE:
         _start_battle(row)
 
@@ -353,7 +379,7 @@ def _add_choice(row: np.ndarray, player: int, card: int) -> None:
 # --- battle effects ------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _after_action(row: np.ndarray, me: int, opp: int, my_delta: int, opp_delta: int,
                   draw_delta: int, base_id: int, kind: int, ident: int, target: int,
                   runes: bool) -> None:  # fmt: skip
@@ -375,13 +401,13 @@ def _after_action(row: np.ndarray, me: int, opp: int, my_delta: int, opp_delta: 
         _check_winner(row)
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _attack(row: np.ndarray, table: np.ndarray, me: int, opp: int, index: int,
             target_index: int, runes: bool) -> None:  # fmt: skip
     """Board creature ``index`` attacks the face (``target_index`` -1) or a creature."""
     at = me + P_BOARD + index * CREATURE_SIZE
     ident = row[at + K_ID]
-    base_id = table[row[at + K_CARD], C_BASE_ID]
+    base_id = table[_index(row[at + K_CARD]), C_BASE_ID]
     a_kw = row[at + K_KEYWORDS]
     a_att = row[at + K_ATTACK]
     row[at + K_CAN_ATTACK] = 0
@@ -427,12 +453,12 @@ def _attack(row: np.ndarray, table: np.ndarray, me: int, opp: int, index: int,
     _after_action(row, me, opp, gain, breakthrough, 0, base_id, ATTACK_TYPE, ident, target, runes)
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _summon(row: np.ndarray, table: np.ndarray, me: int, opp: int, slot: int, lane: int,
             version: int) -> None:  # fmt: skip
     """Summon the creature in hand ``slot`` to ``lane`` (-1: 1.0's single board)."""
     ident = _remove_from_hand(row, me, slot)
-    card = row[INSTANCE_CARD + ident]
+    card = _index(row[INSTANCE_CARD + _index(ident)])
     row[me + P_MANA] -= table[card, C_COST]
     place = 0 if lane < 0 else lane
     _add_creature(row, table, me, ident, card, place)
@@ -449,14 +475,14 @@ def _summon(row: np.ndarray, table: np.ndarray, me: int, opp: int, slot: int, la
                   table[card, C_BASE_ID], SUMMON_TYPE, ident, lane, version != V1_5)  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _use(row: np.ndarray, table: np.ndarray, me: int, opp: int, slot: int, side: int,
          target_index: int, version: int) -> None:  # fmt: skip
     """Use the item in hand ``slot`` on creature ``target_index`` of ``side`` (a player
     block), or on the opponent (``target_index`` -1, blue items)."""
     runes = version != V1_5
     ident = _remove_from_hand(row, me, slot)
-    card = row[INSTANCE_CARD + ident]
+    card = _index(row[INSTANCE_CARD + _index(ident)])
     row[me + P_MANA] -= table[card, C_COST]
     base_id = table[card, C_BASE_ID]
     if target_index < 0:
@@ -516,7 +542,7 @@ def _use(row: np.ndarray, table: np.ndarray, me: int, opp: int, slot: int, side:
 # --- legal actions --------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
     """Write the legal action indexes of the player to act into ``out``, each once (PASS
     first, then SUMMON, ATTACK, USE; or the deck-building actions); return how many,
@@ -531,7 +557,7 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
             for k in range(3):
                 out[k] = deck_at + k
             return 3
-        base = PLAYER_0 + current_player(row) * PLAYER_SIZE
+        base = _block(current_player(row))
         n = 0
         for k in range(POOL_SIZE):
             if row[base + P_COPIES + k] < MAX_COPIES:
@@ -539,14 +565,17 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
                 n += 1
         return n
     has_lanes = version != V1_0
-    me = PLAYER_0 + row[ACTIVE] * PLAYER_SIZE
-    opp = PLAYER_0 + (1 - row[ACTIVE]) * PLAYER_SIZE
+    me = _block(row[ACTIVE])
+    opp = _block(1 - row[ACTIVE])
     out[0] = 0
     n = 1
     mana = row[me + P_MANA]
     hand = row[me + P_HAND_COUNT]
     my_count = row[me + P_BOARD_COUNT]
     opp_count = row[opp + P_BOARD_COUNT]
+    # The loops below write each candidate at out[n] and then advance n by 0 or 1 (a
+    # candidate that is not legal is overwritten by the next one): the same list as
+    # branching on every candidate, without the mispredicted branches of random positions.
     # SUMMON: lanes with room.
     if has_lanes:
         left = _lane_count(row, me, 0)
@@ -555,26 +584,34 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
     else:
         open0 = my_count < BOARD_CAPACITY_1_0
         open1 = False
+    # The hand once: the affordable creatures and items as bits, each card's type in 2 bits.
+    creatures = 0
+    items = 0
+    kinds = 0
+    for slot in range(hand):
+        card = _index(row[INSTANCE_CARD + _index(row[me + P_HAND + slot])])
+        kind = table[card, C_TYPE]
+        affordable = table[card, C_COST] <= mana
+        creatures |= np.int64((kind == CREATURE) & affordable) << slot
+        items |= np.int64((kind != CREATURE) & affordable) << slot
+        kinds |= np.int64(kind) << (2 * slot)
     if open0 or open1:
         for slot in range(hand):
-            card = row[INSTANCE_CARD + row[me + P_HAND + slot]]
-            if table[card, C_TYPE] == CREATURE and table[card, C_COST] <= mana:
-                if open0:
-                    out[n] = SUMMON_AT + slot * lanes
-                    n += 1
-                if open1:
-                    out[n] = SUMMON_AT + slot * lanes + 1
-                    n += 1
+            ok = (creatures >> slot) & 1
+            first = SUMMON_AT + slot * lanes
+            out[n] = first
+            n += ok & open0
+            out[n] = first + 1
+            n += ok & open1
     # ATTACK: per lane the Guards if any, else the face and every creature.
     guarded0 = False
     guarded1 = False
     for i in range(opp_count):
         at = opp + P_BOARD + i * CREATURE_SIZE
-        if row[at + K_KEYWORDS] & GUARD:
-            if row[at + K_LANE] == 0:
-                guarded0 = True
-            else:
-                guarded1 = True
+        guard = (row[at + K_KEYWORDS] & GUARD) != 0
+        in_lane1 = row[at + K_LANE] != 0
+        guarded0 |= guard & (not in_lane1)
+        guarded1 |= guard & in_lane1
     my_next0 = 0
     my_next1 = 3
     for i in range(my_count):
@@ -592,9 +629,8 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
             continue
         first = attack_at + slot * TARGETS_ATTACK
         guarded = guarded0 if lane == 0 else guarded1
-        if not guarded:
-            out[n] = first
-            n += 1
+        out[n] = first
+        n += not guarded
         next0 = 0
         next1 = 3
         for j in range(opp_count):
@@ -608,27 +644,20 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
             else:
                 d_slot = next1
                 next1 += 1
-            if d_lane == lane and (not guarded or row[dt + K_KEYWORDS] & GUARD):
-                out[n] = first + 1 + d_slot
-                n += 1
+            out[n] = first + 1 + d_slot
+            n += (d_lane == lane) & ((not guarded) | ((row[dt + K_KEYWORDS] & GUARD) != 0))
     # USE: green on own creatures, red on the opponent's, blue on them or the face.
     for slot in range(hand):
-        card = row[INSTANCE_CARD + row[me + P_HAND + slot]]
-        kind = table[card, C_TYPE]
-        if kind == CREATURE or table[card, C_COST] > mana:
+        if not (items >> slot) & 1:
             continue
+        kind = (kinds >> (2 * slot)) & 3
         first = use_at + slot * TARGETS_USE
-        if kind == GREEN:
-            side = me
-            offset = 1
-            count = my_count
-        else:
-            side = opp
-            offset = 1 + BOARD_LIMIT
-            count = opp_count
-            if kind == BLUE:
-                out[n] = first
-                n += 1
+        green = kind == GREEN
+        side = me if green else opp
+        offset = 1 if green else 1 + BOARD_LIMIT
+        count = my_count if green else opp_count
+        out[n] = first
+        n += kind == BLUE
         next0 = 0
         next1 = 3
         for j in range(count):
@@ -645,7 +674,7 @@ def legal_actions(row: np.ndarray, table: np.ndarray, out: np.ndarray) -> int:
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def _full_cards_up_to(row: np.ndarray, base: int, card: int) -> int:
     """How many pool cards numbered ``<= card`` the player holds MAX_COPIES of (each such
     card is MAX_COPIES times in its choices)."""
@@ -657,21 +686,21 @@ def _full_cards_up_to(row: np.ndarray, base: int, card: int) -> int:
     return full // MAX_COPIES
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def pool_choice_count(row: np.ndarray) -> int:
     """How many legal actions a 1.5 deck-building row has (the pool cards still open to
     the player to choose), from its choices alone: :func:`legal_actions` would list them."""
-    base = PLAYER_0 + current_player(row) * PLAYER_SIZE
+    base = _block(current_player(row))
     return POOL_SIZE - _full_cards_up_to(row, base, POOL_SIZE)
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def pool_choice(row: np.ndarray, k: int) -> int:
     """The action index ``legal_actions`` would list ``k``-th in a 1.5 deck-building row.
 
     The ``k``-th open card is the fixed point of ``c = k + (full cards <= c)``, reached
     from ``c = k`` in a step or two: cheaper than listing the 120 pool cards."""
-    base = PLAYER_0 + current_player(row) * PLAYER_SIZE
+    base = _block(current_player(row))
     first = np.int64(k)  # a uint64 draw plus an int64 would be a float in numba
     card = first
     while True:
@@ -681,7 +710,7 @@ def pool_choice(row: np.ndarray, k: int) -> int:
         card = moved
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def apply_legal(row: np.ndarray, table: np.ndarray, index: int) -> None:
     """Apply action ``index``, which must be legal (from :func:`legal_actions`)."""
     version = row[VERSION]
@@ -692,15 +721,15 @@ def apply_legal(row: np.ndarray, table: np.ndarray, index: int) -> None:
         if version == V1_5:
             _add_choice(row, player, offset)
         else:
-            turn = row[PLAYER_0 + player * PLAYER_SIZE + P_CHOSEN_COUNT]
+            turn = row[_block(player) + P_CHOSEN_COUNT]
             _add_choice(row, player, 3 * turn + offset)
         return
     if index == 0:
         _start_turn(row)
         return
     has_lanes = version != V1_0
-    me = PLAYER_0 + row[ACTIVE] * PLAYER_SIZE
-    opp = PLAYER_0 + (1 - row[ACTIVE]) * PLAYER_SIZE
+    me = _block(row[ACTIVE])
+    opp = _block(1 - row[ACTIVE])
     if index < attack_at:
         slot = (index - SUMMON_AT) // lanes
         lane = (index - SUMMON_AT) - slot * lanes if has_lanes else -1
@@ -724,7 +753,7 @@ def apply_legal(row: np.ndarray, table: np.ndarray, index: int) -> None:
                  _board_index(row, opp, target - 1 - BOARD_LIMIT, has_lanes), version)  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit(**RULES)
 def is_legal(row: np.ndarray, table: np.ndarray, index: int, buffer: np.ndarray) -> bool:
     """Is ``index`` a legal action of the player to act (``buffer``: MAX_LEGAL scratch)?"""
     n = legal_actions(row, table, buffer)

@@ -89,7 +89,7 @@ def weights_array(weights: object | None = None) -> np.ndarray:
     return np.array([float(getattr(weights, name)) for name in WEIGHT_NAMES], np.float64)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
 def _next_uniform(rng: np.ndarray, g: int, n: int) -> int:
     """A uniform integer in [0, n) from game ``g``'s splitmix64 generator."""
     x = rng[g] + _GOLDEN
