@@ -96,10 +96,10 @@ from .generators import deal_decks  # noqa: E402
 RULES = {"cache": True, "nogil": True, "_nrt": False, "forceinline": True}
 """How the rules functions are compiled (``@njit(**RULES)``), for speed: without numba's
 reference counting (``_nrt``: they allocate nothing, so passing a row, a table or a buffer
-costs no atomic increment and decrement per call, a quarter of a game's time before), and
-inlined by LLVM into their callers (``forceinline``: a compiled loop becomes one function,
-without the argument passing of a row and a table per call). A function that allocates
-sets ``_nrt=True`` itself, else it would inherit False from its caller."""
+costs no atomic increment and decrement per call: a third of a game's compiled time
+before), and inlined by LLVM into their callers (``forceinline``: a compiled loop becomes
+one function, without the argument passing of a row and a table per call). A function that
+allocates sets ``_nrt=True`` itself, else it would inherit False from its caller."""
 
 # Phases, end reasons, action types and card types as the reference engine numbers them.
 DECK_BUILDING, BATTLE, ENDED = 0, 1, 2
