@@ -127,6 +127,13 @@ def _uses_compiled_code(path: Path) -> bool:
         return False
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that may run compiled code go after the others (in their own order), so
+    that the workers play games, servers and browsers while the warm-up compiles, instead
+    of waiting for it."""
+    items.sort(key=lambda item: _uses_compiled_code(Path(item.path)))
+
+
 _WARM_UP_AWAITED: list[bool] = []
 
 
