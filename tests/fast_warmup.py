@@ -47,6 +47,35 @@ def warm() -> None:
                 masks = env.action_masks()
                 env.step((rng.random(masks.shape) * masks).argmax(axis=1))
             env.close()
+    _warm_rollouts_and_selfplay()
+
+
+def _warm_rollouts_and_selfplay() -> None:
+    """The rollout search's compiled rollouts, and the self-play training loop."""
+    import importlib.util
+    import tempfile
+
+    from cardarena.locm import State
+    from cardarena.locm.agents.greedy import GreedyAgent
+    from cardarena.locm.agents.search_rollouts import RolloutSearchAgent
+    from cardarena.locm.engine.state import Phase
+
+    for version in ("1.2", "1.5"):
+        state, agents = State.new(version, {"seed": 3}), [GreedyAgent(1), GreedyAgent(2)]
+        while not state.is_terminal and (state.phase != Phase.BATTLE or state.turn < 6):
+            state.apply(agents[state.current_player].act(state))
+        if not state.is_terminal:
+            RolloutSearchAgent(seed=3, rollouts=True, max_rounds=2).plan_turn(state)
+    script = Path(__file__).resolve().parents[1] / "scripts" / "train_learned.py"
+    spec = importlib.util.spec_from_file_location("train_learned_warm_up", script)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with tempfile.TemporaryDirectory() as folder:
+        module.main(["--iterations", "1", "--games", "4", "--warmup-games", "4",
+                     "--eval-games", "0", "--hidden", "4", "--version", "1.2",
+                     "--out", str(Path(folder) / "w.npz")])  # fmt: skip
 
 
 def wait_for_warm_up(timeout_s: float = 600.0) -> None:
