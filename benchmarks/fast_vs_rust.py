@@ -25,9 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from fast_scaling import cpu_model  # noqa: E402 - benchmarks/fast_scaling.py, beside this file
+from cardarena.machine import cpu_model
 
 RUST_LINE = re.compile(r"cpu ([0-9.]+)s -> ([0-9.]+) games/s \(cpu\)")
 
