@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -102,20 +103,24 @@ def _start_warm_up(config: pytest.Config) -> None:
             stdin=subprocess.DEVNULL, pass_fds=(lock.fileno(),),
         )  # fmt: skip
     os.environ[LOCK_ENV] = str(lock_path)  # inherited by the xdist workers started next
-    config.stash[_WARM_UP] = (process, folder)
+    # Reaped the moment it exits: in a run without xdist the tests share this process, and
+    # the referee tests check that it has no zombie child left.
+    reaper = threading.Thread(target=process.wait, name="warm-up reaper", daemon=True)
+    reaper.start()
+    config.stash[_WARM_UP] = (process, folder, reaper)
 
 
-_WARM_UP = pytest.StashKey[tuple[subprocess.Popen[bytes], Path]]()
+_WARM_UP = pytest.StashKey[tuple[subprocess.Popen[bytes], Path, threading.Thread]]()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """A run that ends before the warm-up (a failing -x run) does not leave it behind."""
     started = config.stash.get(_WARM_UP, None)
     if started is not None:
-        process, folder = started
+        process, folder, reaper = started
         if process.poll() is None:
             process.kill()
-        process.wait()
+        reaper.join()
         shutil.rmtree(folder, ignore_errors=True)
 
 
