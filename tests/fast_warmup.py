@@ -47,7 +47,42 @@ def warm() -> None:
                 masks = env.action_masks()
                 env.step((rng.random(masks.shape) * masks).argmax(axis=1))
             env.close()
+        _warm_policies_and_tables(version)
     _warm_rollouts_and_selfplay()
+
+
+def _warm_policies_and_tables(version: str) -> None:
+    """What the tests reach besides the calls above (each a compiled signature of its own):
+    the vector env's rounds of callable policies and its ``action_space.sample()``, games
+    filled from sub-seeds and card tables, a seat given as a Python int to the observation,
+    the evaluation and the self-play features, and the differential tests' reader."""
+    import numpy as np
+
+    from cardarena.locm.envs.vector_env import LOCMVectorEnv
+    from cardarena.locm.fast import Batch, generators, playouts, selfplay
+    from cardarena.locm.fast.observation import OBS_SIZES, observe_game
+    from tests.locm.fast_differential import fast_signatures
+
+    def first_legal(_observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return masks.argmax(axis=1)
+
+    env = LOCMVectorEnv(3, version, "game", opponent=first_legal, deck_policy=first_legal,
+                        battle_policy=first_legal, seat="random")  # fmt: skip
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(env.action_space.sample())
+    env.close()
+    seeds = generators.game_seeds(99, 3)
+    subseeds = generators.derive_subseeds(version, seeds)
+    filled = Batch._empty(version, len(seeds), 4)
+    filled._fill(np.arange(len(seeds)), seeds, subseeds,
+                 generators.tables_from_subseeds(version, subseeds))  # fmt: skip
+    fast_signatures(filled.state, filled.cards)
+    row, cards = filled.state[0], filled.cards[0]
+    observe_game(row, cards, 1, np.zeros(OBS_SIZES[version], np.float32), False)
+    playouts.evaluate(row, 1, playouts.GREEDY_WEIGHTS)
+    selfplay.position(row, cards, 1, playouts.GREEDY_WEIGHTS, np.empty(selfplay.FEATURES),
+                      np.empty(4))  # fmt: skip
 
 
 def _warm_rollouts_and_selfplay() -> None:
