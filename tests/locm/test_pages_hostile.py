@@ -54,13 +54,17 @@ and say whether the payload was shown (as text) in the bot's stderr and in its o
 
 
 def hostile_log(tmp_path: Path) -> dict[str, Any]:
-    """A real game of the hostile bot, with payload names and a payload parameter added."""
+    """A real game of the hostile bot, with payload names and a payload parameter added.
+
+    At ten times the official limits: on a busy machine the bot, a Python process, once
+    timed out in the draft, and its payload answers of the battle were never written."""
     path = tmp_path / "played.json"
     result = locm("play", "-p1", f"{sys.executable} {BOTS / 'hostile_bot.py'}", "-p2",
                   "builtin:greedy", "--version", "1.2", "-d", "seed=7", "-l", str(path),
-                  "--no-sandbox")  # fmt: skip
+                  "--no-sandbox", "--time-scale", "10")  # fmt: skip
     assert result.returncode == 0, result.stderr
     log = json.loads(path.read_text())
+    assert log["cardarena"]["errorPlayer"] is None, "a bot timed out or crashed: no battle"
     log["cardarena"]["players"] = [f"P0 {PAYLOAD}", f"P1 {PAYLOAD}"]
     log["gameParameters"].append(f"x{PAYLOAD}=1")
     return log  # type: ignore[no-any-return]
