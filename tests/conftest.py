@@ -155,9 +155,10 @@ def _compiled_code_ready(request: pytest.FixtureRequest) -> Iterator[None]:
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto`` starts one worker per usable core (the cores this process may use), and
     one more: many tests wait on bots, servers and browsers, and the extra worker keeps
-    the cores busy meanwhile. On 2 cores with an empty numba cache: 296 s with 3 workers,
-    320-331 s with 2 (the machine idle a fifth of the time), 337-338 s with 4 or 6 (each
-    worker collects the whole suite again, and the compiling warm-up gets less CPU)."""
+    the cores busy meanwhile. On 2 cores with an empty numba cache, the same code: 296 s
+    with 3 workers against 320-331 s with 2 (the cores idle a fifth of the time); 4 or 6
+    workers gave 337-338 s (each collects the whole suite again, and the compiling warm-up
+    gets less of the CPU)."""
     return len(os.sched_getaffinity(0)) + 1
 
 
