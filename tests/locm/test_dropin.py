@@ -187,9 +187,12 @@ def test_a_bot_that_crashes_at_once_loses_and_the_result_is_printed(tmp_path: Pa
 
 
 def test_a_bot_that_crashes_mid_game_loses(tmp_path: Path, tag: str) -> None:
+    # Ten times the limits: on a busy machine the Python bot must reach its crash (its
+    # 36th answer, after 30 draft turns of 100 ms) without timing out first.
     log = tmp_path / "game.json"
     result = locm("play", "--version", "1.2", "-p1", "builtin:greedy", "-p2",
-                  simple_bot("crash", 35, tag), "-d", "seed=5", "-l", str(log))  # fmt: skip
+                  simple_bot("crash", 35, tag), "-d", "seed=5", "-l", str(log),
+                  "--time-scale", "10")  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[:2] in (["0", "-1"], ["1", "-1"])
     # It did play (no start-up failure): a loss, said in one line.

@@ -346,7 +346,10 @@ def test_what_a_bot_writes_is_shown_as_text(page: Any, start: Any, tmp_path: Pat
     bot = tmp_path / "hostile.py"
     bot.write_text(HOSTILE_BOT, encoding="utf-8")
     name = f"python3 {bot} '<b id=bold>name</b>'"
-    game = start("-p1", name, "-p2", "human", "--version", "1.2", "-d", "seed=6", "--no-sandbox")
+    # Ten times the limits: a bot process that timed out in the draft would end the game
+    # before its battle answer, the one checked here.
+    game = start("-p1", name, "-p2", "human", "--version", "1.2", "-d", "seed=6", "--no-sandbox",
+                 "--time-scale", "10")  # fmt: skip
     page.goto(game.url + "#delay=0")
     old = decision(page)
     page.click("#auto")

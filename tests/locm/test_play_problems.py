@@ -53,7 +53,8 @@ def test_a_crash_points_at_the_log(tmp_path: Path, tag: str) -> None:
     log = tmp_path / "game.json"
     # Its second battle answer comes before the other bot's garbage: only it misbehaved.
     crash, garbage = simple_bot("crash", 31, tag), simple_bot("garbage", 33, tag)
-    result = play("-p1", crash, "-p2", garbage, "-l", str(log))
+    # Ten times the limits: a loaded machine must not turn the crash into a timeout.
+    result = play("-p1", crash, "-p2", garbage, "-l", str(log), "--time-scale", "10")
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[:2] == ["-1", "0"]
     assert result.stderr.splitlines() == [
@@ -75,7 +76,8 @@ def test_a_timeout_is_named(tag: str) -> None:
 
 def test_invalid_output_quotes_the_referees_message(tag: str) -> None:
     garbage = simple_bot("garbage", 31, tag)
-    result = play("-p1", "builtin:greedy", "-p2", garbage)
+    # Ten times the limits: a loaded machine must not turn the bad answer into a timeout.
+    result = play("-p1", "builtin:greedy", "-p2", garbage, "--time-scale", "10")
     assert result.stdout.splitlines()[:2] == ["0", "-1"]
     assert result.stderr.startswith(f"locm: warning: -p2 {garbage!r}: invalid output (")
     assert "Invalid action name" in result.stderr and result.stderr.count("\n") == 1
@@ -88,8 +90,11 @@ def test_at_the_end_a_bot_receives_nothing_more(tmp_path: Path, tag: str) -> Non
     received = tmp_path / "received.txt"
     log = tmp_path / "game.json"
     bot = f"tee {received} | {simple_bot('play', 0, tag)}"
-    result = play("-p1", bot, "-p2", "builtin:greedy", "--no-sandbox", "-l", str(log))
+    # Ten times the limits: a bot that timed out would leave an input unanswered.
+    result = play("-p1", bot, "-p2", "builtin:greedy", "--no-sandbox", "-l", str(log),
+                  "--time-scale", "10")  # fmt: skip
     assert result.returncode == 0, result.stderr
+    assert "-1" not in result.stdout.splitlines()[:2], result.stderr  # no timeout, no crash
     lines = iter(received.read_text().splitlines(keepends=True))
     blocks = 0
     while True:

@@ -188,9 +188,11 @@ def test_broken_bot_commands_are_usage_errors_and_retry_errors_replays_crashes(
     db = tmp_path / "b.db"
     missing = tmp_path / "my_bot.py"
     tmp_path.chmod(0o755)  # as root the sandboxed bot is another user, who must read it
+    # Ten times the limits: on a busy machine the sandboxed Python bot must start and reach
+    # its crash without timing out first (a timeout is not a crash).
     args = [
         "tournament", "--bot", "builtin:pass", "--bot", f"mine={PY} {shlex.quote(str(missing))}",
-        "--games", "2", "--db", str(db), "--quiet",
+        "--games", "2", "--db", str(db), "--quiet", "--time-scale", "10",
     ]  # fmt: skip
     refused = locm(*args)
     assert refused.returncode == 2

@@ -11,6 +11,7 @@ one after each executed action, one for the end.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from dataclasses import dataclass, replace
@@ -32,11 +33,15 @@ def locm(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
 
 def played_log(tmp_path: Path, version: str, p1: str = "builtin:greedy",
                p2: str = "builtin:random", seed: int = 7) -> Path:  # fmt: skip
-    """A log made by `locm play` between two bots."""
+    """A log made by `locm play` between two bots, at ten times the official limits: a bot
+    process (the chatty Python bot) must not time out on a busy machine and cut the game
+    short; the game must end without a timeout or crash."""
     log = tmp_path / f"game-{version}.json"
     result = locm("play", "-p1", p1, "-p2", p2, "--version", version, "-d", f"seed={seed}",
-                  "-l", str(log), "--no-sandbox")  # fmt: skip
+                  "-l", str(log), "--no-sandbox", "--time-scale", "10")  # fmt: skip
     assert result.returncode == 0, result.stderr
+    error_player = json.loads(log.read_text())["cardarena"]["errorPlayer"]
+    assert error_player is None, f"player {error_player} timed out or crashed: {result.stderr}"
     return log
 
 
