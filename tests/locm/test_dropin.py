@@ -250,7 +250,8 @@ def test_an_interrupted_game_leaves_no_log(tmp_path: Path, tag: str, signum: int
         referee = subprocess.Popen(
             [*LOCM, "play", "-p1", simple_bot("sleep", 0, tag), "-p2", "builtin:random",
              "--no-time-limit", "-l", str(log)],
-            cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=ROOT, env={**ENV, "PYTHONFAULTHANDLER": "1"}, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
             # Generous: a loaded machine can take many seconds to start a referee and a bot.
@@ -258,7 +259,13 @@ def test_an_interrupted_game_leaves_no_log(tmp_path: Path, tag: str, signum: int
             while not _bots(tag, referee.pid) and time.monotonic() < deadline:
                 assert referee.poll() is None, referee.communicate()
                 time.sleep(0.05)
-            assert _bots(tag, referee.pid), "the bot did not start in 120 s"
+            if not _bots(tag, referee.pid):  # once in a loaded full run: say where it hangs
+                ps = ["ps", "-o", "pid,stat,wchan:20,comm", "--ppid", str(referee.pid)]
+                children = subprocess.run(ps, capture_output=True, text=True, check=False)
+                referee.send_signal(signal.SIGABRT)  # faulthandler: every thread's stack
+                _out, err = referee.communicate(timeout=30)
+                raise AssertionError(f"the bot did not start in 120 s; the referee's children:"
+                                     f"\n{children.stdout}\nits stacks:\n{err}")  # fmt: skip
             referee.send_signal(signum)
             out, _err = referee.communicate(timeout=30)
         finally:
