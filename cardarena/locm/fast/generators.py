@@ -19,8 +19,8 @@ Python entry points (arrays in, arrays out):
   compiled call (what :class:`~.batch.Batch` uses).
 
 Compiled kernels for other compiled code (numba ``@njit``; call them from ``@njit``):
-:func:`fill_draft_table`, :func:`fill_constructed_table`, :func:`shuffle_deck`,
-:func:`deal_decks` (and :func:`deal_all_decks`, its batch form for Python).
+:func:`fill_draft_table`, :func:`fill_constructed_table`, :func:`deal_decks` (and
+:func:`deal_all_decks`, its batch form for Python).
 """
 
 from __future__ import annotations
@@ -67,7 +67,6 @@ from .javarandom import (  # noqa: E402
     wide_next_int32,
     wide_next_int_by,
     wide_next_long,
-    wide_shuffle,
     widen,
 )
 from .layout import (  # noqa: E402
@@ -544,37 +543,6 @@ for _version, _code in VERSION_CODES.items():
 
 
 @njit(cache=True, nogil=True)
-def shuffle_deck(
-    chosen: np.ndarray,
-    shuffle_seed: int,
-    player: int,
-    ids_after_shuffle: bool,
-    ids_out: np.ndarray,
-    cards_out: np.ndarray,
-) -> None:
-    """One player's deck as ``State._start_battle`` makes it, top first.
-
-    ``chosen``: the player's 30 card indexes in choice order; ``shuffle_seed``: its
-    ``shufflePlayer{player}Seed``. Writes the instance ids (``ids_out``) and card
-    indexes (``cards_out``) in deck order. ``ids_after_shuffle`` (1.0/1.2): the cards
-    are shuffled, then numbered ``2 * i + player + 1``; otherwise (1.5) they are
-    numbered in choice order ``60 * player + 2 * k`` (player 0 has 0, 2, .. 58,
-    player 1 continues at 60) and the numbered instances are shuffled.
-    """
-    count = chosen.shape[0]
-    for k in range(count):
-        ids_out[k] = k  # first the shuffled choice positions (no scratch array)
-    wide_shuffle(ids_out, widen(scramble(shuffle_seed)))
-    for i in range(count):
-        k = ids_out[i]
-        cards_out[i] = chosen[k]
-        if ids_after_shuffle:
-            ids_out[i] = 2 * i + player + 1
-        else:
-            ids_out[i] = 2 * count * player + 2 * k
-
-
-@njit(cache=True, nogil=True)
 def deal_decks(row: np.ndarray, shuffle_seed_0: int, shuffle_seed_1: int) -> None:
     """Both players' decks and starting hands into a state row, as ``_start_battle``.
 
@@ -583,12 +551,15 @@ def deal_decks(row: np.ndarray, shuffle_seed_0: int, shuffle_seed_1: int) -> Non
     shuffled ids, top first), the first ``4 + player`` of them into ``P_HAND``
     (``P_HAND_COUNT``), and ``P_DECK_TOP = 4 + player``, ``P_DECK_END = 30``: the deck
     is ``deck[top:end]``. Phase, turn and the first ``start_turn`` are the caller's.
+    Each player's 30 choice positions are shuffled with its ``shufflePlayer{player}Seed``;
+    1.0/1.2 then number the shuffled cards ``2 * i + player + 1``, 1.5 numbers them in
+    choice order ``60 * player + 2 * k`` (the numbered instances are what is shuffled).
     """
     ids_after_shuffle = _IDS_AFTER_SHUFFLE[row[VERSION]]
     for instance in range(MAX_IDS):
         row[INSTANCE_CARD + instance] = -1
-    # shuffle_deck for both players in the row itself (no scratch array, no array views
-    # to count references of): first the shuffled choice positions, then their ids. The
+    # Both players' shuffles in the row itself (no scratch array, no array views to count
+    # references of): first the shuffled choice positions, then their ids. The
     # two shuffles take turns draw by draw, so that their generators step side by side.
     deck_0 = PLAYER_0 + P_DECK
     deck_1 = PLAYER_0 + PLAYER_SIZE + P_DECK
