@@ -32,7 +32,7 @@ def locm(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 def tag() -> Iterator[str]:
     value = new_tag()
     yield value
-    assert wait_until_gone(value, 30.0) == [], "bot processes left behind"
+    assert wait_until_gone(value) == [], "bot processes left behind"
 
 
 def test_play_prints_scores_then_parameters_that_replay_the_game(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ TIMING_LINE = re.compile(r"^\$(\d) (\d+)ns at turn (\d+)$")
 def tag() -> Iterator[str]:
     value = new_tag()
     yield value
-    assert wait_until_gone(value, 30.0) == [], "bot processes left behind"
+    assert wait_until_gone(value) == [], "bot processes left behind"
 
 
 def locm(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -273,7 +273,7 @@ def test_an_interrupted_game_leaves_no_log(tmp_path: Path, tag: str, signum: int
                 referee.kill()
                 referee.communicate()
         assert referee.returncode in (130, 143) and out == ""
-        assert wait_until_gone(tag, 30.0) == []
+        assert wait_until_gone(tag) == []
     assert not fresh.exists()
     assert kept.read_text() == "previous result\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.json"]

@@ -22,7 +22,7 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 def tag() -> Iterator[str]:
     value = new_tag()
     yield value
-    assert wait_until_gone(value, 30.0) == [], "bot processes left behind"
+    assert wait_until_gone(value) == [], "bot processes left behind"
 
 
 def play(*args: str) -> subprocess.CompletedProcess[str]:

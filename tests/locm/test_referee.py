@@ -45,7 +45,7 @@ def tag() -> Iterator[str]:
     """A unique tag for the test's bots; afterwards none of them may be left running."""
     value = new_tag()
     yield value
-    assert wait_until_gone(value, 30.0) == [], "bot processes left behind"
+    assert wait_until_gone(value) == [], "bot processes left behind"
     assert zombie_children() == []
 
 
@@ -241,7 +241,7 @@ def test_bot_that_ignores_sigterm_is_killed_with_its_children(tag: str) -> None:
         simple_bot(tag=tag), simple_bot("noterm", 1, tag), version="1.5", params={"seed": 1}
     )
     assert outcome.scores == (0, -1)
-    assert wait_until_gone(tag) == []
+    assert wait_until_gone(tag, 10.0) == []
 
 
 def test_shell_bot_that_ignores_sigterm(tag: str) -> None:

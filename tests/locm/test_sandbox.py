@@ -109,7 +109,7 @@ def readable_tmp_path(tmp_path: Path) -> None:
 def tag() -> Iterator[str]:
     value = new_tag()
     yield value
-    left = wait_until_gone(value, 30.0)
+    left = wait_until_gone(value)
     for pid, _state in left:  # never leave an escaped process on the machine
         os.kill(pid, signal.SIGKILL)
     assert left == [], "bot processes outlived the game"

@@ -82,7 +82,12 @@ def zombie_children() -> list[int]:
     return zombies
 
 
-def wait_until_gone(tag: str, timeout_s: float = 10.0) -> list[tuple[int, str]]:
+REAP_WAIT_S = 30.0
+"""How long the tests wait for a game's bot processes to be gone: a condition, over as soon
+as they are, with room for a busy machine (5 s once failed at load 8)."""
+
+
+def wait_until_gone(tag: str, timeout_s: float = REAP_WAIT_S) -> list[tuple[int, str]]:
     """Processes still carrying ``tag`` after waiting up to ``timeout_s`` for them to go."""
     deadline = time.monotonic() + timeout_s
     while (left := tagged_processes(tag)) and time.monotonic() < deadline:
