@@ -26,14 +26,12 @@ import pytest
 from cardarena.locm.referee import sandbox, seccomp
 from tests.locm.bots import NEEDS_SANDBOX
 
-pytestmark = [
-    NEEDS_SANDBOX,
-    pytest.mark.skipif(platform.machine() != "x86_64", reason="x86_64 system call numbers"),
-    pytest.mark.skipif(
-        not sandbox.support().seccomp,
-        reason=f"no seccomp filter here: {sandbox.support().seccomp_reason}",
-    ),
-]
+pytestmark = NEEDS_SANDBOX
+NEEDS_FILTER = pytest.mark.skipif(
+    not sandbox.support().seccomp,
+    reason=f"no seccomp filter here: {sandbox.support().seccomp_reason}",
+)
+X86_64 = pytest.mark.skipif(platform.machine() != "x86_64", reason="x86_64 system call numbers")
 
 LOCM = [sys.executable, "-m", "cardarena.locm"]
 ROOT = Path(__file__).resolve().parents[2]
@@ -210,10 +208,14 @@ def assert_refused(results: dict[str, str]) -> None:
     assert results["i386 unshare"] in ("ENOSYS", "exit -11"), results
 
 
+@NEEDS_FILTER
+@X86_64
 def test_a_bot_creates_no_namespace_and_reaches_no_refused_interface(probe_dir: Path) -> None:
     assert_refused(play_probe(probe_dir))
 
 
+@NEEDS_FILTER
+@X86_64
 def test_an_unprivileged_referee_gets_the_same_filter(probe_dir: Path) -> None:
     if os.geteuid() != 0:
         assert_refused(play_probe(probe_dir))
@@ -231,6 +233,7 @@ def test_an_unprivileged_referee_gets_the_same_filter(probe_dir: Path) -> None:
     assert_refused(play_probe(probe_dir, nobody, env))
 
 
+@NEEDS_FILTER
 def test_the_filter_is_built_once_and_reads_from_a_fresh_descriptor() -> None:
     code = seccomp.program()
     assert code is not None and code is seccomp.program()
@@ -246,3 +249,26 @@ def test_the_filter_is_built_once_and_reads_from_a_fresh_descriptor() -> None:
     argv = sandbox.wrap("true", "/", seccomp_fd=7)
     assert argv[argv.index("--seccomp") + 1] == "7"
     assert argv.index("--seccomp") < argv.index("--", argv.index("--seccomp"))
+
+
+WITHOUT_BINDING = """
+import runpy, sys
+sys.modules["pyseccomp"] = None  # the binding (or libseccomp under it) cannot be imported
+sys.argv = ["locm", *sys.argv[1:]]
+runpy.run_module("cardarena.locm", run_name="__main__")
+"""
+
+
+def test_without_libseccomp_one_warning_and_the_game_is_played(probe_dir: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_BINDING, "play", "-p1",
+         f"{BOT_PYTHON} {probe_dir / 'probe_bot.py'}", "-p2", "builtin:greedy",
+         "--version", "1.5", "-d", "seed=1", "--time-scale", "10"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:2] == ["0", "1"]  # the probing bot played and lost
+    assert done.stderr.splitlines() == [
+        "locm: warning: the bot sandbox runs without its seccomp filter (the pyseccomp "
+        "package is not installed: pip install pyseccomp)"
+    ]

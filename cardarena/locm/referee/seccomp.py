@@ -120,9 +120,9 @@ def program() -> bytes | None:
     try:
         return _compile()
     except ImportError:
-        _reason = "the pyseccomp package is not installed (pip install pyseccomp)"
+        _reason = "the pyseccomp package is not installed: pip install pyseccomp"
     except (RuntimeError, OSError, AttributeError) as error:
-        _reason = f"libseccomp cannot be used ({error}; apt-get install libseccomp2)"
+        _reason = f"libseccomp cannot be used: {error}; apt-get install libseccomp2"
     return None
 
 
