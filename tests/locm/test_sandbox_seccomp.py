@@ -272,3 +272,27 @@ def test_without_libseccomp_one_warning_and_the_game_is_played(probe_dir: Path) 
         "locm: warning: the bot sandbox runs without its seccomp filter (the pyseccomp "
         "package is not installed: pip install pyseccomp)"
     ]
+
+
+@NEEDS_FILTER
+def test_a_filter_the_sandbox_cannot_start_with_is_dropped_with_its_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A filter that refused the start-up's own read-only bind mounts (as one would with a
+    ``mount(8)`` moved to the new mount API): the sandbox still works, without it."""
+    import pyseccomp
+
+    strict = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+    strict.add_rule(pyseccomp.ERRNO(1), "mount")
+    with tempfile.TemporaryFile() as file:
+        strict.export_bpf(file)
+        file.seek(0)
+        code = file.read()
+    monkeypatch.setattr(seccomp, "program", lambda: code)
+    sandbox.support.cache_clear()
+    try:
+        found = sandbox.support()
+    finally:
+        sandbox.support.cache_clear()
+    assert found.ok and not found.seccomp
+    assert found.seccomp_reason.startswith("bwrap does not work here"), found

@@ -20,6 +20,12 @@ shell. That shell still makes two bind mounts read-only (``/proc/sys`` and, as r
 read-only, with no move or propagation change. The kernel refuses even that to a process
 without ``CAP_SYS_ADMIN``, which the bot never has; every other mount call, the new
 mount API, ``umount2``, ``pivot_root`` and ``chroot`` are refused by the filter itself.
+(Why not install it after the start-up instead: nothing there could, short of a helper
+program started after ``setpriv`` — util-linux 2.38's has no ``--seccomp-filter`` — whose
+own start-up would then run on the bot's clock; and the ``/proc/sys`` mount cannot move
+into bwrap's options, since ``pid_max`` is written through it in the new PID namespace
+first.) A ``mount(8)`` that used the new mount API would make the sandbox's probe fail
+with the filter: the sandbox then runs without it, with one warning.
 
 The filter is compiled by libseccomp (through the ``pyseccomp`` binding) once per process;
 where libseccomp cannot be loaded, :func:`program` is None and the sandbox runs without it
