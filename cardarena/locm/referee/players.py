@@ -207,8 +207,10 @@ class ProcessPlayer:
         env = botenv.bot_environment(self.env, sandboxed=self.sandboxed)
         pipe = asyncio.subprocess.PIPE
         self._cgroup = _new_cgroup()
+        seccomp_fd = sandboxing.seccomp_fd() if self.sandboxed else None  # closed below
         if self.sandboxed:
-            argv = _enter(self._cgroup, sandboxing.wrap(command, hide=self.hidden))
+            wrapped = sandboxing.wrap(command, hide=self.hidden, seccomp_fd=seccomp_fd)
+            argv = _enter(self._cgroup, wrapped)
             env = sandboxing.carry_environment(env)
         else:
             argv = _enter(self._cgroup, ["/bin/sh", "-c", command])
@@ -216,6 +218,7 @@ class ProcessPlayer:
             spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
                 *argv, stdin=pipe, stdout=pipe, stderr=pipe, env=env,
                 start_new_session=True,  # its own process group: killed as a whole
+                pass_fds=() if seccomp_fd is None else (seccomp_fd,),
             ))  # fmt: skip
             try:
                 self._process = await asyncio.shield(spawn)
@@ -228,6 +231,9 @@ class ProcessPlayer:
                 raise
         except OSError as error:
             raise StartError(f"cannot start {self.command!r}: {error.strerror}") from None
+        finally:
+            if seccomp_fd is not None:  # bwrap has its own copy
+                os.close(seccomp_fd)
         self._pgid = self._process.pid
         self._stderr_task = asyncio.create_task(self._drain_stderr())
         if self.sandboxed:

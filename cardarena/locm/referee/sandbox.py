@@ -13,12 +13,19 @@ Databases and report folders beside the tournament's and in the working director
 are hidden. When the referee runs as root, the bot runs as an unprivileged user
 of its own (a uid no other process on the machine has).
 
+No bot can create a namespace (a user namespace would give it every capability there)
+or reach the kernel's rarely needed interfaces (mounts, keyrings, BPF, other netlink
+families...): a seccomp filter refuses them (:mod:`~cardarena.locm.referee.seccomp`).
+
 This module only builds argument vectors and probes, once per process, whether
 the sandbox works here; :class:`~cardarena.locm.referee.players.ProcessPlayer` runs them.
 
 How the pieces fit (all standard Linux tools, from util-linux and bubblewrap)::
 
-    prlimit --as=.. --fsize=.. --core=0 -- bwrap <namespaces, mounts> -- /bin/sh -c PRELUDE
+    prlimit --as=.. --fsize=.. --core=0 -- bwrap <namespaces, mounts> --seccomp FD \
+        -- /bin/sh -c PRELUDE
+        (bwrap installs the seccomp filter read from FD right before it runs PRELUDE: the
+        filter lets through only the read-only bind mounts PRELUDE makes)
         PRELUDE (inside, still holding CAP_SYS_ADMIN in the sandbox):
         set the PID namespace's pid_max (the process limit), make /proc/sys read-only,
         write /etc/passwd, /etc/group and /etc/hosts and make /etc read-only, give HOME
@@ -40,6 +47,8 @@ import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+from . import seccomp
 
 READY_MARKER = b"\x06"
 """Written on the bot's stdout by the sandbox right before the bot starts (then discarded):
@@ -470,6 +479,7 @@ def wrap(
     bwrap: str = "bwrap",
     hide: Sequence[str] = (),
     ids: tuple[int, int] | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The argv that runs the shell command ``command`` in a sandbox, in ``cwd`` (read-only).
 
@@ -477,7 +487,8 @@ def wrap(
     :func:`private_paths`) cannot be opened, nor can the databases and report folders in
     ``cwd``: ``/dev/null`` is mounted over a file (device files do not open in the
     sandbox), an empty read-only folder over a folder. ``ids`` is the bot's (uid, gid)
-    (:func:`bot_ids` if None).
+    (:func:`bot_ids` if None). ``seccomp_fd`` is a descriptor the seccomp filter is read
+    from (:func:`seccomp_fd`: the spawn must pass it), or None.
     """
     cwd = os.path.abspath(cwd or os.getcwd())
     uid, gid = bot_ids() if ids is None else ids
@@ -487,13 +498,16 @@ def wrap(
     if switches_user():  # no user namespace: setpriv switches to the bot's own uid
         caps += ["CAP_SETUID", "CAP_SETGID", "CAP_CHOWN"]
     else:  # the only way in for anyone else; the bot keeps the caller's uid
-        namespaces.append("--unshare-user")
+        # (and none inside it: the seccomp filter also sees to that)
+        namespaces += ["--unshare-user", "--disable-userns"]
     argv = [
         "prlimit", f"--as={limits.memory_bytes}", f"--fsize={limits.file_size_bytes}",
         "--core=0", "--",
         bwrap, *namespaces, "--hostname", "sandbox", "--die-with-parent", "--new-session",
         "--cap-drop", "ALL", *(word for cap in caps for word in ("--cap-add", cap)),
     ]  # fmt: skip
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     for root in SYSTEM_ROOTS:
         if os.path.lexists(root):
             argv += _symlink_or_bind(root)
@@ -537,37 +551,67 @@ def wrap(
 
 @dataclass(frozen=True)
 class Support:
-    """Whether the sandbox works on this machine, and if not, why."""
+    """Whether the sandbox works on this machine, and if not, why; whether its seccomp
+    filter does too, and if not, why."""
 
     ok: bool
     reason: str = ""
+    seccomp: bool = False
+    seccomp_reason: str = ""
+
+
+def _probe(seccomp_fd: int | None) -> tuple[bool, str]:
+    """Run ``echo ok`` in a real sandbox: (it worked, else why not)."""
+    try:
+        done = subprocess.run(
+            wrap("echo ok", "/", seccomp_fd=seccomp_fd), capture_output=True,
+            timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False,
+            env=carry_environment({"PATH": os.environ.get("PATH", PRELUDE_PATH)}),
+            pass_fds=() if seccomp_fd is None else (seccomp_fd,),
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return False, f"bwrap failed to start: {error}"
+    if done.returncode != 0 or done.stdout != READY_MARKER + b"ok\n":
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = lines[-1] if lines else f"exit status {done.returncode}"
+        return False, f"bwrap does not work here: {why}"
+    return True, ""
 
 
 @functools.cache
 def support() -> Support:
     """Probe once per process: run ``echo ok`` in a real sandbox (bwrap present, user
-    namespaces allowed, the limits settable)."""
+    namespaces allowed, the limits settable), with the seccomp filter where there is one,
+    else (or if bwrap cannot install it) without."""
     if not sys.platform.startswith("linux"):
         return Support(False, f"not supported on {sys.platform}")
     for tool in ("bwrap", "prlimit", "setpriv"):
         if shutil.which(tool) is None:
             return Support(False, f"{tool} not found (install bubblewrap and util-linux)")
-    try:
-        done = subprocess.run(
-            wrap("echo ok", "/"), capture_output=True, timeout=PROBE_TIMEOUT_S,
-            stdin=subprocess.DEVNULL, check=False,
-            env=carry_environment({"PATH": os.environ.get("PATH", PRELUDE_PATH)}),
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return Support(False, f"bwrap failed to start: {error}")
-    if done.returncode != 0 or done.stdout != READY_MARKER + b"ok\n":
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        why = lines[-1] if lines else f"exit status {done.returncode}"
-        return Support(False, f"bwrap does not work here: {why}")
-    return Support(True)
+    refused = ""
+    fd = seccomp.open_program()
+    if fd is not None:
+        try:
+            ok, refused = _probe(fd)
+        finally:
+            os.close(fd)
+        if ok:
+            return Support(True, seccomp=True)
+    ok, why = _probe(None)
+    if not ok:
+        return Support(False, why)
+    return Support(True, seccomp_reason=seccomp.unavailable_reason() or refused)
+
+
+def seccomp_fd() -> int | None:
+    """A new descriptor to give :func:`wrap` (and the spawn's ``pass_fds``) for one sandbox,
+    which the caller closes once bwrap has started: the seccomp filter, or None where it
+    cannot be had (:func:`available` warned)."""
+    return seccomp.open_program() if support().seccomp else None
 
 
 _warned = False
+_warned_seccomp = False
 
 
 def warn_unsupported(program: str = "locm") -> None:
@@ -584,8 +628,15 @@ def warn_unsupported(program: str = "locm") -> None:
 
 
 def available(program: str = "locm") -> bool:
-    """True if bots can be sandboxed; otherwise warn (once) and return False."""
-    if support().ok:
+    """True if bots can be sandboxed; otherwise warn (once) and return False. A sandbox
+    without its seccomp filter is one warning too (once)."""
+    global _warned_seccomp
+    found = support()
+    if found.ok:
+        if not found.seccomp and not _warned_seccomp:
+            _warned_seccomp = True
+            print(f"{program}: warning: the bot sandbox runs without its seccomp filter "
+                  f"({found.seccomp_reason})", file=sys.stderr)  # fmt: skip
         return True
     warn_unsupported(program)
     return False
