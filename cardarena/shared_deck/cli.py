@@ -36,7 +36,14 @@ from .results import (
 )
 from .rules import MAX_CARD_ID, RuleSet
 from .server import DEFAULT_MAX_CONNECTIONS, MIN_TURN_SECONDS, GameServer, ServerConfig
-from .store import DatabaseLocked, DatabaseMissing, DatabaseRefused, Store, check_database
+from .store import (
+    DatabaseLocked,
+    DatabaseMissing,
+    DatabaseRefused,
+    Store,
+    check_database,
+    check_player_name,
+)
 
 if TYPE_CHECKING:
     from .dashboard import Dashboard
@@ -267,6 +274,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command == "add-player":
+        try:  # a name no player may have: said before any database is made
+            check_player_name(args.name)
+        except ValueError as error:
+            print(f"shared-deck add-player: {error}", file=sys.stderr)
+            return 2
     if getattr(args, "db", None) is not None:
         # Before any connection is opened: another application's file is refused untouched.
         check_database(args.db)
