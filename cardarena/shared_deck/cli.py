@@ -70,7 +70,11 @@ _turn_seconds = number_at_least(MIN_TURN_SECONDS)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="shared-deck", description=__doc__)
+    parser = _Parser(
+        prog="shared-deck",
+        description="Shared Deck, a card game for bots on a TCP server: register players, run "
+        "the server, show results, run a bot, run the demo (docs/shared-deck.md).",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
