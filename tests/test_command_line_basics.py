@@ -3,6 +3,7 @@ and a bot command fed something that is not a referee's input."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -70,3 +71,23 @@ def test_a_bot_whose_input_ends_between_turns_is_done() -> None:
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.startswith("CHOOSE ") and done.stdout.count("\n") == 1
     assert run([*LOCM, "bot", "greedy"], "").returncode == 0
+
+
+def _helps(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """The help text of a parser and of each of its subcommands, by command line."""
+    helps = {parser.prog: parser.format_help()}
+    for action in parser._actions:  # argparse keeps subcommands only here
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                helps |= _helps(sub)
+    return helps
+
+
+def test_no_help_text_shows_source_markup() -> None:
+    from cardarena.locm.cli.main import build_parser as locm_parser
+    from cardarena.shared_deck.cli import build_parser as shared_deck_parser
+
+    helps = _helps(locm_parser()) | _helps(shared_deck_parser())
+    assert len(helps) > 15  # both programs and their subcommands
+    marked = {prog: text for prog, text in helps.items() if "``" in text or ":func:" in text}
+    assert marked == {}

@@ -36,7 +36,14 @@ from .results import (
 )
 from .rules import MAX_CARD_ID, RuleSet
 from .server import DEFAULT_MAX_CONNECTIONS, MIN_TURN_SECONDS, GameServer, ServerConfig
-from .store import DatabaseLocked, DatabaseMissing, DatabaseRefused, Store, check_database
+from .store import (
+    DatabaseLocked,
+    DatabaseMissing,
+    DatabaseRefused,
+    Store,
+    check_database,
+    check_player_name,
+)
 
 if TYPE_CHECKING:
     from .dashboard import Dashboard
@@ -63,7 +70,11 @@ _turn_seconds = number_at_least(MIN_TURN_SECONDS)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="shared-deck", description=__doc__)
+    parser = _Parser(
+        prog="shared-deck",
+        description="Shared Deck, a card game for bots on a TCP server: register players, run "
+        "the server, show results, run a bot, run the demo (docs/shared-deck.md).",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -267,6 +278,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command == "add-player":
+        try:  # a name no player may have: said before any database is made
+            check_player_name(args.name)
+        except ValueError as error:
+            print(f"shared-deck add-player: {error}", file=sys.stderr)
+            return 2
     if getattr(args, "db", None) is not None:
         # Before any connection is opened: another application's file is refused untouched.
         check_database(args.db)

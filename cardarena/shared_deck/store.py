@@ -121,6 +121,15 @@ def valid_player_name(name: str) -> bool:
     return NAME_PATTERN.fullmatch(name) is not None and name not in ARGUMENT_COUNTS
 
 
+def check_player_name(name: str) -> None:
+    """ValueError (the line to show) for a name no player may have."""
+    if not valid_player_name(name):
+        raise ValueError(
+            f"invalid player name {name!r}: use 1-32 letters, digits, '_', '.', '-' "
+            "(starting with a letter or digit), and not a command name"
+        )
+
+
 class DatabaseMissing(Exception):
     """The database file does not exist and this command does not create it."""
 
@@ -419,11 +428,7 @@ class Store:
     # ----------------------------------------------------------------- players
     def add_player(self, name: str) -> str:
         """Register a player and return its new secret; only its hash is stored."""
-        if not valid_player_name(name):
-            raise ValueError(
-                f"invalid player name {name!r}: use 1-32 letters, digits, '_', '.', '-' "
-                "(starting with a letter or digit), and not a command name"
-            )
+        check_player_name(name)
         secret = secrets.token_urlsafe(SECRET_BYTES)
         try:
             with self._transaction():

@@ -349,6 +349,12 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     deadline = start + args.max_minutes * 60
     rollout = model.n_steps * model.n_envs  # a phase plays at least one rollout
+    for phase, asked in (("random", args.random_steps), ("greedy", args.greedy_steps)):
+        trains = max(1, math.ceil(asked / rollout)) * rollout
+        if trains != asked:  # PPO learns from whole rollouts: say so rather than surprise
+            print(f"note: --{phase}-steps {asked} trains {trains} steps (whole rollouts of "
+                  f"{model.n_steps} steps x {model.n_envs} envs = {rollout})",
+                  flush=True)  # fmt: skip
     every = max(1, max(args.random_steps, rollout) // POINTS)
     model.learn(args.random_steps, callback=Progress("random", every, curve, start, deadline))
     model.set_env(vec_env("greedy"))

@@ -143,6 +143,9 @@ def test_demo_still_works() -> None:
         (["-p1", "builtin:random", "-p2", "builtin:random", "-d", "seed=x"], "seed"),
         (["-p1", "builtin:random", "-p2", "builtin:random", "-d", "seed=1 seed=2"], "twice"),
         (["-p1", "builtin:random", "-p2", "builtin:random", "-d", "cardGenSeed=x"], "cardGenSeed"),
+        # a misspelt key would be printed back and play a random game
+        (["-p1", "builtin:random", "-p2", "builtin:random", "-d", "sead=7"], "did you mean 'seed'"),
+        (["-p1", "builtin:random", "-p2", "builtin:random", "-d", "Seed=7"], "did you mean 'seed'"),
         (
             ["-p1", "builtin:random", "-p2", "builtin:random", "--version", "1.0", "--league", "9"],
             "1-4",

@@ -161,6 +161,17 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         (lambda log: log["cardarena"].update(players=[[1], {}]), ["two names"]),
         (lambda log: log.update(cardarena=[1]), ["not a JSON object"]),
         (lambda log: log.update(scores={"0": 7, "1": 7}), ["does not replay"]),
+        # an SDK entry of another shape: named, not a Python error from inside the replay
+        (lambda log: log.update(outputs="x"), ["'outputs' is not a JSON object"]),
+        (lambda log: log.update(outputs=None), ["'outputs' is not a JSON object"]),
+        (lambda log: log["outputs"].update({"0": None}), ["outputs['0'] is not a list"]),
+        (lambda log: log["outputs"]["1"].append(5), ["outputs['1'] holds something else"]),
+        (lambda log: log.update(errors=[5]), ["'errors' is not a JSON object"]),
+        (lambda log: log["errors"].update({"0": {"a": 1}}), ["errors['0'] is not a list"]),
+        (lambda log: log.update(scores="x"), ["'scores' is not a JSON object of whole numbers"]),
+        (lambda log: log.update(scores={"0": 1.5}), ["'scores' is not a JSON object of whole"]),
+        (lambda log: log.update(gameParameters=5), ["'gameParameters' is not a list of texts"]),
+        (lambda log: log.update(summaries=[{}]), ["'summaries' is not a list of texts"]),
     ],
 )
 def test_a_crafted_log_file_is_one_line(

@@ -92,6 +92,10 @@ def test_unknown_keys_are_kept_and_replay_the_same_game() -> None:
     assert first.returncode == 0, first.stderr
     params = dict(line.split("=", 1) for line in first.stdout.splitlines()[2:])
     assert params["myTag"] == "night-run" and params["predefinedDraftIds"] == "1_2_3"
+    # a key no version reads is kept, with one note (a misspelt one is refused: test_cli.py)
+    assert first.stderr.splitlines() == [
+        "locm: note: no LOCM version reads 'myTag'; kept and printed back"
+    ]
     plain = locm("play", "-p1", "builtin:greedy", "-p2", "builtin:random", "-d", "seed=9")
     assert first.stdout.splitlines()[:2] == plain.stdout.splitlines()[:2]
     again = locm("play", "-p1", "builtin:greedy", "-p2", "builtin:random",

@@ -89,7 +89,15 @@ def test_train_battle_example_trains_on_the_vector_env(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(example), *args], env=env, capture_output=True,
                           text=True, timeout=600, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert re.search(r"trained (\d+) steps", done.stdout), done.stdout
+    trained = re.search(r"trained (\d+) steps", done.stdout)
+    assert trained, done.stdout
+    # each phase trains whole rollouts, and says so where that is more than was asked
+    notes = re.findall(r"note: --(\w+)-steps (\d+) trains (\d+) steps", done.stdout)
+    asked = {"random": args[args.index("--random-steps") + 1],
+             "greedy": args[args.index("--greedy-steps") + 1]}  # fmt: skip
+    said = {phase: int(trains) for phase, given, trains in notes if asked[phase] == given}
+    expected = sum(said.get(phase, int(given)) for phase, given in asked.items())
+    assert int(trained.group(1)) == expected, done.stdout
     assert (tmp_path / "run" / "learned_battle.npz").exists()
     rates = re.findall(r"rolling win rate \(last \d+ games\)\s+1\.2:\s+(\S+)%", done.stdout)
     assert rates and all(math.isfinite(float(rate)) for rate in rates), done.stdout

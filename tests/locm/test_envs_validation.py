@@ -133,3 +133,36 @@ def test_pettingzoo_dead_agents_take_only_none() -> None:
     env.step(None)
     env.step(None)
     assert env.agents == []
+
+
+NOT_SEEDS = ["abc", "7", 7.0, True, np.float64(7.0), [7], b"7"]
+
+
+@pytest.mark.parametrize("seed", NOT_SEEDS, ids=repr)
+def test_a_reset_seed_that_is_not_an_integer_is_named(seed: Any) -> None:
+    # `seed & 0xFFFF...` once raised "unsupported operand type(s) for &" instead
+    message = r"a reset seed is an integer \(the official game seed\), got .*\(\w+\)"
+    with pytest.raises(TypeError, match=message):
+        LOCMEnv("1.2", mode="battle").reset(seed=seed)
+    with pytest.raises(TypeError, match=message):
+        aec_env("1.5").reset(seed=seed)
+
+
+def test_a_reset_seed_outside_64_bits_is_refused_and_numpy_integers_are_taken() -> None:
+    env = LOCMEnv("1.2", mode="battle")
+    with pytest.raises(ValueError, match="64-bit signed integer, got 9223372036854775808"):
+        env.reset(seed=2**63)
+    env.reset(seed=np.int64(-5))
+    assert env.state.params.seed == -5
+
+
+def test_vector_env_reset_names_a_seed_that_is_not_an_integer() -> None:
+    pytest.importorskip("numba")
+    from cardarena.locm.envs.vector_env import LOCMVectorEnv
+
+    env = LOCMVectorEnv(2, "1.2", "battle")
+    for seed in ("abc", 7.0, [3, "x"]):
+        with pytest.raises(TypeError, match="a reset seed is an integer"):
+            env.reset(seed=seed)
+    env.reset(seed=np.int32(3))
+    env.reset(seed=[3, None])  # None in a list: that env draws its own seed

@@ -275,3 +275,23 @@ def test_sigterm_stops_the_bots_and_keeps_finished_games(tmp_path: Path) -> None
     with sqlite3.connect(db) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert 3 <= len(rows(db)) < 200
+
+
+def test_the_ray_backend_without_ray_is_one_line_before_any_game(tmp_path: Path) -> None:
+    # Ray is hidden from the import system as if it were not installed (it is, for the tests).
+    without_ray = (
+        "import sys; sys.modules['ray'] = None; from cardarena.locm.cli.main import main; "
+        "sys.exit(main(sys.argv[1:]))"
+    )
+    db = tmp_path / "t.db"
+    result = subprocess.run(
+        [sys.executable, "-c", without_ray, "tournament", "--bot", "builtin:pass", "--bot",
+         "builtin:random", "--games", "1", "--backend", "ray", "--db", str(db)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [
+        'locm: error: --backend ray needs Ray: pip install ".[ray]" in the cardarena folder, '
+        "or pip install ray"
+    ]
+    assert not db.exists()  # nothing started, nothing stored

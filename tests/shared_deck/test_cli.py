@@ -95,6 +95,13 @@ def test_add_player_prints_only_the_secret_and_refuses_duplicates(tmp_path: Path
     assert len(lines) == 1 and len(lines[0]) >= 32
     again = run_cli("add-player", "alice", "--db", db)
     assert again.returncode == 1 and "already exists" in again.stderr and again.stdout == ""
+    # a name no player may have is refused before a database is made
+    for bad in ("", ".x", "a b", "WAIT"):
+        other = tmp_path / "other.db"
+        refused = run_cli("add-player", bad, "--db", str(other))
+        assert refused.returncode == 2 and refused.stdout == "", refused.stderr
+        assert refused.stderr.startswith("shared-deck add-player: invalid player name")
+        assert not other.exists()
     odd = run_cli("serve", "--db", db, "--init-hp", "21")
     assert odd.returncode == 2 and "even" in odd.stderr
 

@@ -18,7 +18,13 @@ from ...argtypes import count, positive_number
 from ..agents import BUILTIN_AGENTS, RandomAgent
 from ..engine.cards import ABILITIES_TEXT, generate_cards
 from ..engine.javarandom import JavaRandom
-from ..engine.params import ParameterError, parse_parameter_string, random_seed, resolve_parameters
+from ..engine.params import (
+    ParameterError,
+    parse_parameter_string,
+    random_seed,
+    resolve_parameters,
+    unread_names,
+)
 from ..engine.rules import DEFAULT_VERSION, VERSIONS, ruleset
 from ..engine.state import EndReason, State
 from ..play import HUMAN
@@ -96,7 +102,10 @@ def _cmd_play(args: argparse.Namespace) -> int:
             check_player(command, args.version)
         except (ValueError, StartError) as error:
             raise UsageError(f"{option}: {error}") from None
-    params = resolve_parameters(args.version, parse_parameter_string(" ".join(args.d or [])))
+    given = parse_parameter_string(" ".join(args.d or []))
+    for name in unread_names(given):
+        print(f"locm: note: no LOCM version reads {name!r}; kept and printed back", file=sys.stderr)
+    params = resolve_parameters(args.version, given)
     bot_env = parse_bot_env(args.bot_env)
     if args.logs:
         check_log_path(args.logs)  # fail now, not after the game; creates nothing

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sqlite3
 import sys
@@ -64,6 +65,12 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     if len(bots) < 2:
         raise ValueError("a tournament needs at least two --bot")
     bot_env = parse_bot_env(args.bot_env)
+    if args.backend == "ray" and importlib.util.find_spec("ray") is None:
+        # said before the progress bar starts, not as a traceback from a worker thread
+        raise ValueError(
+            '--backend ray needs Ray: pip install ".[ray]" in the cardarena folder, '
+            "or pip install ray"
+        )
     try:
         played = run_tournament(
             bots, version=args.version, games=args.games, workers=args.workers, seed=args.seed,

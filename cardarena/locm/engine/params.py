@@ -12,13 +12,14 @@ we refuse a malformed value of a key the version reads with a clear
 
 from __future__ import annotations
 
+import difflib
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .errors import InvalidStateError
 from .javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN, JavaRandom, parse_java_long
-from .rules import DECK_SIZE, DEFAULT_VERSION, RuleSet, ruleset
+from .rules import DECK_SIZE, DEFAULT_VERSION, RULESETS, RuleSet, ruleset
 
 
 class ParameterError(InvalidStateError):
@@ -211,6 +212,31 @@ def resolve_parameters(
         predefined_constructed_ids=constructed_ids,
         given={name: str(value) for name, value in given.items()},
     )
+
+
+MISSPELLING_CUTOFF = 0.7
+"""How close (difflib's ratio, ignoring case) an unread key may come to a known one before it
+is taken for a misspelling of it: ``sead`` (0.75) or ``Seed`` is refused, ``myTag`` is kept."""
+
+
+def unread_names(given: Mapping[str, object]) -> list[str]:
+    """The keys of ``given`` that no LOCM version reads (kept and printed back, as the
+    official referee does, so a run can carry a tag). ParameterError for one that looks
+    like a misspelt known key (``sead=7``): kept, it would silently play a random game."""
+    known = sorted({name for rules in RULESETS.values() for name in parameter_names(rules)})
+    lowered = {name.lower(): name for name in known}
+    unread: list[str] = []
+    for name in map(str, given):
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name.lower(), lowered, n=1, cutoff=MISSPELLING_CUTOFF)
+        if close:
+            raise ParameterError(
+                f"unknown game parameter {name!r}: did you mean {lowered[close[0]]!r}? "
+                f"(known: {', '.join(known)})"
+            )
+        unread.append(name)
+    return unread
 
 
 def parse_parameter_string(text: str) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""What the environments accept from a learner: action indices and shaping weights.
+"""What the environments accept from a learner: seeds, action indices and shaping weights.
 
 An action is a true integer (a Python int or a numpy integer, not a bool, a float or a
 string: ``int(1.9)`` or ``int("0")`` would silently play another move); a shaping
@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN
 from ..engine.state import IllegalActionError
 
 SHAPING_TERMS = ("health", "board")
@@ -23,6 +24,20 @@ def _shown(value: object) -> str:
     text = repr(value)
     text = text if len(text) <= 40 else text[:37] + "..."
     return f"{text} ({type(value).__name__})"
+
+
+def game_seed(seed: Any) -> int | None:
+    """A reset's ``seed`` (the official game seed) as an int, or None: TypeError for
+    anything but an integer (``"7"`` or ``7.0`` is not taken for 7), ValueError for one
+    outside Java's 64-bit signed range, which the official referee's seeds live in."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):
+        raise TypeError(f"a reset seed is an integer (the official game seed), got {_shown(seed)}")
+    value = int(seed)
+    if not JAVA_LONG_MIN <= value <= JAVA_LONG_MAX:
+        raise ValueError(f"a reset seed is a 64-bit signed integer, got {value}")
+    return value
 
 
 def action_index(action: Any, size: int) -> int:

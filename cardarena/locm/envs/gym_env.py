@@ -21,7 +21,7 @@ from ..engine.javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN
 from ..engine.params import GameParameters, resolve_parameters
 from ..engine.rules import DEFAULT_VERSION, ruleset
 from ..engine.state import Action, IllegalActionError, Phase, State
-from .checks import action_index, checked_shaping
+from .checks import action_index, checked_shaping, game_seed
 from .javastreams import double_streams
 from .policies import Policy, PolicySpec
 
@@ -117,6 +117,7 @@ class LOCMEnv(gym.Env[np.ndarray, np.int64]):
         """Start a game. ``seed`` is the official game seed; ``options`` may hold
         ``params`` (official game parameters, e.g. ``{"seed": 7, "shufflePlayer0Seed": 1}``)
         and ``seat`` (0 or 1, this episode only)."""
+        seed = game_seed(seed)
         super().reset(seed=None if seed is None else seed & 0xFFFF_FFFF_FFFF_FFFF)
         options = dict(options or {})
         unknown = set(options) - {"params", "seat"}

@@ -21,7 +21,7 @@ from ..engine.javarandom import JAVA_LONG_MAX, JAVA_LONG_MIN
 from ..engine.params import resolve_parameters
 from ..engine.rules import DEFAULT_VERSION, ruleset
 from ..engine.state import IllegalActionError, State
-from .checks import action_index
+from .checks import action_index, game_seed
 from .javastreams import double_streams
 
 AGENTS = ("player_0", "player_1")
@@ -71,6 +71,7 @@ class LOCMAECEnv(AECEnv):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """``seed`` is the official game seed; ``options={"params": {...}}`` gives
         full game parameters (see docs/envs.md)."""
+        seed = game_seed(seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed & 0xFFFF_FFFF_FFFF_FFFF)
         # Other option keys are ignored: PettingZoo's api_test passes arbitrary ones.

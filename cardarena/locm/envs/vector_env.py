@@ -38,7 +38,7 @@ from ..engine.params import GameParameters, resolve_parameters
 from ..engine.rules import DEFAULT_VERSION, ruleset
 from ..engine.state import IllegalActionError, State
 from ..fast import require_numba
-from .checks import SHAPING_TERMS, action_array, checked_shaping
+from .checks import SHAPING_TERMS, action_array, checked_shaping, game_seed
 from .gym_env import Mode
 
 require_numba()
@@ -200,12 +200,13 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
             )
         if seed is None:
             seeds: list[int | None] = [None] * n
-        elif isinstance(seed, int | np.integer):
-            seeds = [int(seed) + i for i in range(n)]
-        else:
-            seeds = list(seed)
+        elif isinstance(seed, Sequence | np.ndarray) and not isinstance(seed, str | bytes):
+            seeds = [game_seed(one) for one in seed]
             if len(seeds) != n:
                 raise ValueError(f"{len(seeds)} seeds for {n} envs")
+        else:
+            first = game_seed(seed)  # TypeError for anything but an integer
+            seeds = [game_seed(int(first or 0) + i) for i in range(n)]
         reset_mask = options.pop("reset_mask", None)
         if reset_mask is None:
             games = np.arange(n)

@@ -50,10 +50,49 @@ def load_log(path: str | Path) -> dict[str, Any]:
     return data
 
 
+PER_PLAYER_LISTS = ("outputs", "errors")
+"""Entries that hold, per player (``"0"``, ``"1"``, and ``"referee"``), a list of texts."""
+TEXT_LISTS = ("gameParameters", "uinput", "summaries")
+
+
+def check_log_shape(log: Mapping[str, Any]) -> None:
+    """ReplayError naming the entry, for a log whose SDK entries are not of the GameResult's
+    shape (``"outputs": "x"``), before anything reads them: a crafted file gets a line that
+    says what is wrong with it, not a Python error from deep inside the replay."""
+    for name in PER_PLAYER_LISTS:
+        entry = log.get(name)
+        if entry is None and name != "outputs":  # the answers are what a replay replays
+            continue
+        if not isinstance(entry, Mapping):
+            raise ReplayError(f"the log's {name!r} is not a JSON object (one list per player)")
+        for key, lines in entry.items():
+            if not isinstance(lines, list) and (lines is not None or name == "outputs"):
+                raise ReplayError(f"the log's {name}[{key!r}] is not a list")
+            if any(line is not None and not isinstance(line, str) for line in lines or ()):
+                raise ReplayError(f"the log's {name}[{key!r}] holds something else than text")
+    for name in TEXT_LISTS:
+        entry = log.get(name)
+        if entry is not None and (
+            not isinstance(entry, list)
+            or any(line is not None and not isinstance(line, str) for line in entry)
+        ):
+            raise ReplayError(f"the log's {name!r} is not a list of texts")
+    scores = log.get("scores")
+    if scores is not None and (
+        not isinstance(scores, Mapping)
+        or any(
+            value is not None and (not isinstance(value, int) or isinstance(value, bool))
+            for value in scores.values()
+        )
+    ):
+        raise ReplayError("the log's 'scores' is not a JSON object of whole numbers per player")
+
+
 def log_setup(
     log: Mapping[str, Any], version: str | None = None, league: int | None = None
 ) -> tuple[str, dict[str, str], int]:
     """(version, parameters, league) of a logged game; options override the log."""
+    check_log_shape(log)
     ours = log.get("cardarena") or {}
     if not isinstance(ours, Mapping):
         raise ReplayError("the log's 'cardarena' entry is not a JSON object")
