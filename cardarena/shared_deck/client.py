@@ -25,7 +25,7 @@ from itertools import count
 from types import TracebackType
 from typing import Self
 
-from .errors import ErrorCode
+from .errors import ErrorCode, NetworkError
 from .match import ACTIONS
 from .protocol import (
     Board,
@@ -389,7 +389,10 @@ class AsyncClient:
     async def _open(
         host: str, port: int, name: str, secret: str
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        reader, writer = await asyncio.open_connection(host, port)
+        try:
+            reader, writer = await asyncio.open_connection(host, port)
+        except OSError as error:  # refused, unreachable, a name that does not resolve
+            raise NetworkError.about("connect to", host, port, error) from None
         try:
             for expected, answer in (("LOGIN", name), ("PASSWORD", secret)):
                 line = (await reader.readline()).decode("ascii", "replace").rstrip("\r\n")

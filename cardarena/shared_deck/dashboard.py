@@ -35,7 +35,7 @@ from ..httpguard import (
     raise_descriptor_limit,
 )
 from ..pages import content_policy, render
-from .errors import ErrorCode, GameError
+from .errors import ErrorCode, GameError, NetworkError
 from .match import ACTIONS, Action
 from .results import player_rows  # the same table as ``shared-deck results --tournament``
 from .rules import Card, Creature, MatchState
@@ -245,9 +245,11 @@ class Dashboard:
         site = self.guard.site(self._runner, self.host, self.port)
         try:
             await site.start()
-        except BaseException:  # the owner still calls stop(), which ends the reader thread
+        except BaseException as error:  # the owner still calls stop(): it ends the reader
             await self._runner.cleanup()
             self._runner = None
+            if isinstance(error, OSError):
+                raise NetworkError.about("listen on", self.host, self.port, error) from None
             raise
         address = self._runner.addresses[0]
         self.address = (address[0], address[1])

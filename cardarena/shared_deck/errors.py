@@ -6,6 +6,7 @@ sends, and the client can turn it back into the same typed value.
 
 from __future__ import annotations
 
+import os
 from enum import IntEnum
 
 
@@ -55,3 +56,19 @@ class GameError(Exception):
     def line(self) -> str:
         """The answer line, without its newline."""
         return f"ERR {self.code.value} {self.code.name}"
+
+
+class NetworkError(OSError):
+    """A port that cannot be listened on or a server that cannot be reached, said in one
+    line that names the address (the command line prints it as it is)."""
+
+    @classmethod
+    def about(cls, doing: str, host: str | None, port: int, error: OSError) -> NetworkError:
+        """``cannot listen on HOST:PORT: Address already in use`` from asyncio's error,
+        whose own text repeats the address as a tuple after an errno in brackets."""
+        reason = os.strerror(error.errno) if error.errno and error.errno > 0 else error.strerror
+        shown = f"[{host}]" if host and ":" in host else (host or "*")
+        return cls(error.errno, f"cannot {doing} {shown}:{port}: {reason or error}")
+
+    def __str__(self) -> str:
+        return str(self.strerror)

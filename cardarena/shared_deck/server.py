@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .arena import Arena, DeckFactory, Tournament
 from .deck import generate_deck
-from .errors import ErrorCode, GameError
+from .errors import ErrorCode, GameError, NetworkError
 from .logins import Check, SecretChecker, source_of
 from .match import Match
 from .protocol import ARGUMENT_COUNTS, MAX_LINE_BYTES, execute, parse_command
@@ -303,13 +303,16 @@ class GameServer:
         self.max_connections = connection_cap(
             self.config.max_connections, raise_descriptor_limit(), self.other_descriptors
         )
-        self._listener = await self.loop.create_server(
-            lambda: Connection(self),
-            self.config.host,
-            self.config.port,
-            backlog=ACCEPT_BACKLOG,
-            start_serving=False,
-        )
+        try:
+            self._listener = await self.loop.create_server(
+                lambda: Connection(self),
+                self.config.host,
+                self.config.port,
+                backlog=ACCEPT_BACKLOG,
+                start_serving=False,
+            )
+        except OSError as error:
+            raise NetworkError.about("listen on", self.config.host, self.config.port, error) from None
         self.loop.set_exception_handler(self._loop_error)
         self.checker = SecretChecker(
             self.loop, self.config.login_threads, self.config.login_checks_per_address

@@ -196,9 +196,22 @@ def test_a_port_in_use_fails_before_any_file_is_made(tmp_path: Path) -> None:
         db = tmp_path / "new.db"
         result = run_cli("serve", "--create", "--db", str(db), "--port", str(port))
     assert result.returncode == 1
-    assert len(result.stderr.strip().splitlines()) == 1
-    assert "address already in use" in result.stderr.lower()
+    assert result.stderr.strip().splitlines() == [
+        f"shared-deck serve: cannot listen on 127.0.0.1:{port}: Address already in use"
+    ]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bot_that_cannot_reach_its_server_says_where_and_why() -> None:
+    with socket.socket() as closed:  # a port nobody listens on: bound, never listening
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        result = run_cli("bot", "--name", "alice", "--secret", "s", "--host", "127.0.0.1",
+                         "--port", str(port), "--reconnect-attempts", "0")  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"shared-deck bot: cannot connect to 127.0.0.1:{port}: Connection refused"
+    ]
 
 
 def test_database_and_its_side_files_are_owner_only(tmp_path: Path) -> None:
