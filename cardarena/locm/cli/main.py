@@ -110,6 +110,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
         time_control=TimeControl(args.time_scale, not args.no_time_limit),
         sandbox=not args.no_sandbox,
         bot_env=bot_env,
+        memory_mb=args.memory,
     )
     log_error = None
     if args.logs:
@@ -172,6 +173,8 @@ def problem_lines(
             if outcome.end_reason == EndReason.INVALID_OUTPUT:
                 why = error.removeprefix(f"{token}:").removeprefix(token).strip()
                 problems.append(f"invalid output ({why}): lost")
+            elif outcome.out_of_memory[seat]:
+                problems.append("went over its memory budget: lost, out of memory")
             elif outcome.exited[seat]:
                 problems.append("exited during the game (a crash?): lost")
             else:
@@ -312,6 +315,7 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
         "--no-sandbox", action="store_true", help="run bot commands unsandboxed (docs/referee.md)"
     )
     options.add_bot_env(play)
+    options.add_memory(play)
     play_human.add_options(play)
     play.set_defaults(run=_cmd_play)
 
