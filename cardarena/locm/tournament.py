@@ -32,7 +32,7 @@ from ..tournaments.store import (
 from .engine.params import GameParameters, resolve_parameters
 from .engine.rules import DEFAULT_VERSION, FULL_POOL_LEAGUE, ruleset
 from .engine.state import EndReason, Phase
-from .referee.cgroups import DEFAULT_MEMORY_MB
+from .referee.cgroups import DEFAULT_MEMORY_MB, warn_if_crowded
 from .referee.game_loop import (
     BUILTIN_PREFIX,
     PYTHON_PREFIX,
@@ -431,6 +431,10 @@ def run_tournament(
         )
     if sandbox and any(not in_process(c) for c in commands.values()):
         sandbox = sandbox_available()
+    if memory_mb is not None and backend == "process":  # (a cluster's machines: unknown)
+        per_game = min(2, sum(not in_process(c) for c in commands.values()))
+        warn_if_crowded("locm", per_game * min(workers, len(names) * (len(names) - 1) * games),
+                        memory_mb << 20)  # fmt: skip
     hidden = private_paths([os.getcwd(), os.path.dirname(os.path.abspath(db))], db)
     bot_env = tuple(bot_env)
     specs = schedule(names, games, seed)

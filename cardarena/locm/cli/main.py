@@ -23,11 +23,13 @@ from ..engine.rules import DEFAULT_VERSION, VERSIONS, ruleset
 from ..engine.state import EndReason, State
 from ..play import HUMAN
 from ..referee.botenv import parse_bot_env
+from ..referee.cgroups import warn_if_crowded
 from ..referee.game_loop import (
     GameOutcome,
     RefereeTerminated,
     TimeControl,
     check_player,
+    in_process,
     play_game,
 )
 from ..referee.players import StartError
@@ -100,6 +102,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
     bot_env = parse_bot_env(args.bot_env)
     if args.logs:
         check_log_path(args.logs)  # fail now, not after the game; creates nothing
+    bots = [spec for spec in (args.p1, args.p2) if spec != HUMAN and not in_process(spec)]
+    warn_if_crowded("locm", len(bots), args.memory << 20)
     if HUMAN in (args.p1, args.p2):
         return play_human.play_human(args, params, league, write_log, bot_env)
     outcome = play_game(

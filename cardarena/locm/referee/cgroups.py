@@ -59,6 +59,9 @@ DEFAULT_MEMORY_MB = 768
 """A bot's memory budget by default, in MiB: what CodinGame gave LOCM bots."""
 MIN_MEMORY_MB = 32
 """The smallest budget accepted: the sandbox and a shell must fit in it to start a bot."""
+REACHED_MARGIN = 1 << 20
+"""A v1 group whose peak came this close to its budget reached it (the kernel charges by
+pages and batches)."""
 OOM_SCORE_ADJ = 1000
 """Every bot process's ``oom_score_adj``: where memory runs out outside the bots' own
 budgets (the machine's or an enclosing cgroup's), the kernel kills a bot first, not the
@@ -425,20 +428,29 @@ class MemoryGroup:
         with contextlib.suppress(OSError):  # the kernel may not let it be changed: no matter
             _write(self._file("memory.swappiness"), "0")
 
-    def oom_kills(self) -> int:
-        """How many of the bot's processes the kernel killed for going over the budget."""
+    def _counter(self, name: str, key: str) -> int:
         try:
-            if self.kind == "v2":
-                text = _read(self._file("memory.events"))
-            else:
-                text = _read(self._file("memory.oom_control"))
+            text = _read(self._file(name))
         except OSError:
             return 0
         for line in text.splitlines():
-            key, _, value = line.partition(" ")
-            if key == "oom_kill" and value.strip().isdigit():
+            word, _, value = line.partition(" ")
+            if word == key and value.strip().isdigit():
                 return int(value)
         return 0
+
+    def oom_kills(self) -> int:
+        """How many of the bot's processes the kernel killed for going over its own budget
+        (0 if it never reached it: a kill for an enclosing cgroup's or the machine's lack
+        of memory, which also counts in the group, is not the bot's)."""
+        if self.kind == "v2":
+            reached = self._counter("memory.events", "oom") > 0
+            kills = self._counter("memory.events", "oom_kill")
+        else:  # (v1's memory.failcnt stays 0 on recent kernels: the peak says it instead)
+            peak = self.peak_bytes()
+            reached = peak is not None and peak >= self.budget_bytes - REACHED_MARGIN
+            kills = self._counter("memory.oom_control", "oom_kill")
+        return kills if reached else 0
 
     def peak_bytes(self) -> int | None:
         """The most memory the bot held at once (None where the kernel does not say)."""
@@ -539,6 +551,54 @@ def memory_support(chosen: str = "auto") -> Support:
             return Support(kind, (found[kind],))
         reasons.append(why)
     return Support("", reason="; ".join(reasons))
+
+
+def memory_room() -> tuple[int, str] | None:
+    """(bytes, where): the most memory the referee and its bots may use together, the
+    smaller of the machine's and of the limits on the referee's own cgroups (and their
+    ancestors'); None where it cannot be read."""
+    rooms: list[tuple[int, str]] = []
+    try:
+        for line in _read("/proc/meminfo").splitlines():
+            if line.startswith("MemTotal:"):
+                rooms.append((int(line.split()[1]) * 1024, "this machine"))
+        mounts = _mounts(_read("/proc/self/mountinfo"))
+        own = _own_cgroups(_read("/proc/self/cgroup"))
+    except (OSError, ValueError, IndexError):
+        return min(rooms) if rooms else None
+    for mount in mounts:
+        key = "" if mount.version == 2 else "memory"
+        if (mount.version == 1 and "memory" not in mount.controllers) or key not in own:
+            continue
+        directory = own_directory(mount, own[key])
+        name = "memory.max" if mount.version == 2 else "memory.limit_in_bytes"
+        while directory is not None and directory.startswith(mount.point):
+            with contextlib.suppress(OSError, ValueError):
+                rooms.append((int(_read(os.path.join(directory, name))), f"the cgroup {directory}"))
+            if directory == mount.point:
+                break
+            directory = os.path.dirname(directory)
+    return min(rooms) if rooms else None
+
+
+def warn_if_crowded(program: str, bots_at_once: int, budget_bytes: int) -> None:
+    """One warning line if ``bots_at_once`` budgets do not fit in :func:`memory_room`: a
+    bot still under its budget could then make the kernel kill someone else (a bot, since
+    bots are its first choice, but perhaps the opponent of the one that took the memory).
+    Nothing where bots get no budget (:func:`create` says so) or cgroups are off."""
+    chosen = mode()
+    if not bots_at_once or chosen == "off" or not memory_support(chosen).ok:
+        return
+    room = memory_room()
+    total = bots_at_once * budget_bytes
+    if room is None or total <= room[0]:
+        return
+    print(
+        f"{program}: warning: {bots_at_once} bots at once × {budget_bytes >> 20} MB budget is "
+        f"more than the {room[0] >> 20} MB of {room[1]}: a bot within its budget can make the "
+        "kernel kill another bot; lower --memory (or --workers)",
+        file=sys.stderr,
+    )
 
 
 _memory_warned = False
