@@ -178,7 +178,9 @@ def problem_lines(
                 why = error.removeprefix(f"{token}:").removeprefix(token).strip()
                 problems.append(f"invalid output ({why}): lost")
             elif outcome.out_of_memory[seat]:
-                problems.append("went over its memory budget: lost, out of memory")
+                budget = outcome.log.get("cardarena", {}).get("memoryMB", [None, None])[seat]
+                size = f"{budget:g} MB " if budget else ""
+                problems.append(f"went over its {size}memory budget: lost, out of memory")
             elif outcome.exited[seat]:
                 problems.append("exited during the game (a crash?): lost")
             else:

@@ -736,7 +736,8 @@ def warn_unsupported(program: str = "locm") -> None:
         return
     _warned = True
     print(
-        f"{program}: warning: a bot's background processes can take CPU from its opponent "
+        f"{program}: warning: a bot's background processes can take CPU from its opponent, "
+        "and bots have no memory budget, only a cap per process "
         f"(no cgroup to freeze them in: {support(mode()).reason}); run as root or in a "
         f"delegated cgroup (docs/referee.md), or {MODE_VARIABLE}=off to silence this",
         file=sys.stderr,
