@@ -48,23 +48,27 @@ def hog(mode: str, tag: str) -> str:
     return f"{sys.executable} {BOTS / 'memory_bot.py'} {HOGS[mode]} {tag}"
 
 
-def ours() -> set[str]:
-    """This process's and its children's bot memory groups that exist now."""
-    parent = MEMORY.parents[0]
-    return {name for name in os.listdir(parent) if name.startswith(cgroups.NAME_PREFIX)
-            and not name.endswith("-probe")}  # fmt: skip
+def leaked() -> set[str]:
+    """Bot memory groups whose referee has exited (those of a live referee belong to a game
+    still being played, perhaps by another test run)."""
+    found = set()
+    for name in os.listdir(MEMORY.parents[0]):
+        owner = name.removeprefix(cgroups.NAME_PREFIX).split("-")[0]
+        if name.startswith(cgroups.NAME_PREFIX) and not os.path.exists(f"/proc/{owner}"):
+            found.add(name)
+    return found
 
 
 @pytest.fixture
 def tag() -> Iterator[str]:
     value = new_tag()
-    before = ours()
+    before = leaked()
     yield value
     left = wait_until_gone(value, 10.0)
     for pid, _state in left:  # never leave a hog on the machine
         os.kill(pid, 9)
     assert left == [], "bot processes outlived the game"
-    assert ours() - before == set(), "bot memory groups outlived the game"
+    assert leaked() - before == set(), "bot memory groups outlived their referee"
 
 
 @pytest.fixture(autouse=True)
@@ -162,3 +166,58 @@ def test_a_bad_budget_is_one_line_and_exit_2(command: str, value: str) -> None:
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("locm: error: argument --memory: "), lines
+
+
+@pytest.mark.skipif(MEMORY.kind != "v1", reason="makes a v1 memory cgroup around the referee")
+def test_short_of_memory_around_the_referee_a_bot_dies_not_the_referee(
+    tmp_path: Path, tag: str
+) -> None:
+    """The issue's attack: the referee in a 400 MB cgroup, a bot holding 1000 MB of memfd
+    pages within its default 768 MB budget... which does not fit. The kernel kills a bot
+    (``oom_score_adj``), never the referee, which writes its log; no bot reached its own
+    budget, so none lost out of memory; the organiser was warned."""
+    around = Path(MEMORY.parents[0]) / f"memory-test-{os.getpid()}-{tag[-8:]}"
+    around.mkdir()
+    try:
+        for name in ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes"):
+            if (around / name).exists():
+                (around / name).write_text(str(400 << 20))
+        log = tmp_path / "game.json"
+        enter = 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"'
+        done = subprocess.run(
+            ["/bin/sh", "-c", enter, "enter", str(around), *LOCM, "play",
+             "-p1", hog("memfd", tag), "-p2", f"{sys.executable} {BOTS / 'simple_bot.py'}",
+             "--version", "1.5", "-d", "seed=1", "--time-scale", "10", "-l", str(log)],
+            cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr  # the referee lived
+        assert "2 bots at once × 768 MB budget is more than the 400 MB" in done.stderr
+        game = json.loads(log.read_text())["cardarena"]
+        assert game["outOfMemory"] == [False, False]  # a kill it did not earn is a crash
+        assert game["errorPlayer"] in (0, 1)
+        assert "exited with status 137" in done.stderr  # the kernel's SIGKILL, to a bot
+    finally:
+        wait_until_gone(tag, 10.0)
+        left = (around / "cgroup.procs").read_text().split()
+        for pid in left:
+            os.kill(int(pid), 9)
+        around.rmdir()
+
+
+def test_where_the_memory_groups_are_found() -> None:
+    """Apart from the freezer: the unified hierarchy's own cgroup, and the v1 ``memory``
+    hierarchy's (hybrid machines have both; only a probe says which works)."""
+    mountinfo = (
+        "35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+        "37 31 0:34 / /sys/fs/cgroup/freezer rw - cgroup cgroup rw,freezer\n"
+        "41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+    )
+    own = "6:freezer:/\n4:memory:/process_api/abc\n0::/\n"
+    assert cgroups.memory_candidates(mountinfo, own) == {
+        "v1": "/sys/fs/cgroup/memory/process_api/abc",
+        "v2": "/sys/fs/cgroup/unified",
+    }
+    pure_v2 = "30 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate\n"
+    assert cgroups.memory_candidates(pure_v2, "0::/system.slice/x.service\n") == {
+        "v2": "/sys/fs/cgroup/system.slice/x.service"
+    }
