@@ -209,12 +209,14 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
         result = "draw"
     else:
         result = "win"
-    detail = outcome.summaries[-1] if error_seat is not None and outcome.summaries else None
-    if kind == "memory":
+    why: str | None = None
+    if error_seat is not None and kind == "memory":
         budget = players[error_seat].memory_budget or 0
-        detail = f"out of memory (over its {budget >> 20} MB budget)"
+        why = f"out of memory (over its {budget >> 20} MB budget)"
+    elif error_seat is not None and outcome.summaries:
+        why = outcome.summaries[-1]
     return _record(
-        task, players, started, outcome.winner, result, reason.name, error_seat, kind, detail,
+        task, players, started, outcome.winner, result, reason.name, error_seat, kind, why,
         log=compress_log(outcome.log), load=load_per_core(),
     )  # fmt: skip
 
