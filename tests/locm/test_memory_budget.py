@@ -103,7 +103,7 @@ def test_a_hog_loses_out_of_memory_and_nothing_else_is_touched(
     assert game["memoryPeakMB"][1 - seat] >= 150  # ...and the fat opponent really held 150
     option = ("-p1", "-p2")[seat]
     [warning] = [line for line in done.stderr.splitlines() if option in line]
-    assert "out of memory" in warning and f"{BUDGET_MB} MB budget" in warning
+    assert "out of memory" in warning and f"its {BUDGET_MB} MB" in warning
     assert ("-p2", "-p1")[seat] not in done.stderr
 
 
