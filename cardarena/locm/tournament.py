@@ -32,6 +32,7 @@ from ..tournaments.store import (
 from .engine.params import GameParameters, resolve_parameters
 from .engine.rules import DEFAULT_VERSION, FULL_POOL_LEAGUE, ruleset
 from .engine.state import EndReason, Phase
+from .referee.cgroups import DEFAULT_MEMORY_MB, warn_if_crowded
 from .referee.game_loop import (
     BUILTIN_PREFIX,
     PYTHON_PREFIX,
@@ -74,6 +75,8 @@ class LocmGameTask:
     """Files a sandboxed bot must not read: the database and its lock."""
     bot_env: tuple[tuple[str, str], ...] = ()
     """Variables the organiser passes to every bot (``--bot-env``)."""
+    memory_mb: int | None = DEFAULT_MEMORY_MB
+    """Each bot's memory budget (``--memory``), its whole process tree."""
 
 
 class TimedPlayer:
@@ -121,6 +124,19 @@ class TimedPlayer:
         """The wrapped bot's CPU time over the game, where its cgroup measured it."""
         return getattr(self.inner, "cpu_ns", None)
 
+    def out_of_memory(self) -> bool:
+        """True if the wrapped bot went over its memory budget (the kernel killed in it)."""
+        check = getattr(self.inner, "out_of_memory", None)
+        return bool(check()) if callable(check) else False
+
+    @property
+    def memory_budget(self) -> int | None:
+        return getattr(self.inner, "memory_budget", None)
+
+    @property
+    def memory_peak(self) -> int | None:
+        return getattr(self.inner, "memory_peak", None)
+
 
 def replay_command(task: LocmGameTask) -> str:
     """The ``locm play`` command line that plays this game again."""
@@ -133,6 +149,8 @@ def replay_command(task: LocmGameTask) -> str:
         parts += ["--league", str(task.league)]
     if task.time_scale != 1.0:
         parts += ["--time-scale", repr(task.time_scale)]
+    if task.memory_mb != DEFAULT_MEMORY_MB:
+        parts += ["--memory", str(task.memory_mb)]
     # Names only: a value passed to the bots (a token) must not end up in the database.
     parts += [f"--bot-env {name}" for name, _value in task.bot_env]
     return " ".join(parts)
@@ -154,6 +172,7 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
                     task.sandbox,
                     task.hidden,
                     task.bot_env,
+                    task.memory_mb,
                 )
             )
             for seat, command in enumerate(task.commands)
@@ -178,6 +197,8 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
     if error_seat is not None:
         if reason == EndReason.INVALID_OUTPUT:
             kind = "invalid"
+        elif outcome.out_of_memory[error_seat]:
+            kind = "memory"
         elif players[error_seat].quiet_exit:
             kind = "crash"
         else:
@@ -188,9 +209,14 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
         result = "draw"
     else:
         result = "win"
-    detail = outcome.summaries[-1] if error_seat is not None and outcome.summaries else None
+    why: str | None = None
+    if error_seat is not None and kind == "memory":
+        budget = players[error_seat].memory_budget or 0
+        why = f"out of memory (over its {budget >> 20} MB budget)"
+    elif error_seat is not None and outcome.summaries:
+        why = outcome.summaries[-1]
     return _record(
-        task, players, started, outcome.winner, result, reason.name, error_seat, kind, detail,
+        task, players, started, outcome.winner, result, reason.name, error_seat, kind, why,
         log=compress_log(outcome.log), load=load_per_core(),
     )  # fmt: skip
 
@@ -277,6 +303,7 @@ def _probe_bots(
     sandbox: bool,
     hidden: Sequence[str],
     bot_env: Sequence[tuple[str, str]] = (),
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
 ) -> None:
     """Run every bot command for up to PROBE_S without input; refuse one that fails.
 
@@ -291,7 +318,13 @@ def _probe_bots(
         return
 
     async def probe(command: str) -> str | None:
-        player = ProcessPlayer(command, sandbox=sandbox, hidden=hidden, env=bot_env)
+        player = ProcessPlayer(
+            command,
+            sandbox=sandbox,
+            hidden=hidden,
+            env=bot_env,
+            memory_bytes=None if memory_mb is None else memory_mb << 20,
+        )
         try:
             await player.start()
             await player.send("", None, 0)  # type: ignore[arg-type]  # starts its clock
@@ -363,6 +396,7 @@ def run_tournament(
     retry_errors: bool = False,
     sandbox: bool = True,
     bot_env: Sequence[tuple[str, str]] = (),
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
 ) -> int:
     """Play the missing games of a tournament into ``db``; return how many were played.
 
@@ -375,7 +409,9 @@ def run_tournament(
     warning here, in the parent, and the workers run them unsandboxed). A sandboxed bot
     cannot read the database (nor its journal files and lock), nor the other databases
     and report folders beside it and in the working directory. Every bot gets the
-    allow-listed environment plus ``bot_env`` (:mod:`.referee.botenv`).
+    allow-listed environment plus ``bot_env`` (:mod:`.referee.botenv`), and a memory
+    budget of ``memory_mb`` MiB for its whole process tree (a bot over it loses the game,
+    error kind ``memory``).
     """
     names = [name for name, _command in bots]
     commands = dict(bots)
@@ -397,6 +433,10 @@ def run_tournament(
         )
     if sandbox and any(not in_process(c) for c in commands.values()):
         sandbox = sandbox_available()
+    if memory_mb is not None and backend == "process":  # (a cluster's machines: unknown)
+        per_game = min(2, sum(not in_process(c) for c in commands.values()))
+        warn_if_crowded("locm", per_game * min(workers, len(names) * (len(names) - 1) * games),
+                        memory_mb << 20)  # fmt: skip
     hidden = private_paths([os.getcwd(), os.path.dirname(os.path.abspath(db))], db)
     bot_env = tuple(bot_env)
     specs = schedule(names, games, seed)
@@ -408,7 +448,7 @@ def run_tournament(
         "league": str(league),
     }
     played = 0
-    _probe_bots(list(commands.values()), sandbox, hidden, bot_env)
+    _probe_bots(list(commands.values()), sandbox, hidden, bot_env, memory_mb)
     with TournamentStore(db) as store:
         store.configure(settings, commands)
         if retry_errors:
@@ -420,7 +460,7 @@ def run_tournament(
         tasks = [
             LocmGameTask(spec, (commands[spec.first], commands[spec.second]),
                          resolve_parameters(version, {"seed": spec.seed}), league,
-                         time_scale, sandbox, hidden, bot_env)
+                         time_scale, sandbox, hidden, bot_env, memory_mb)
             for spec in missing
         ]  # fmt: skip
         bar = _Progress(len(specs), len(specs) - len(missing), progress)

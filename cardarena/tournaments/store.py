@@ -67,7 +67,8 @@ CREATE TABLE IF NOT EXISTS games (
 RESULTS = ("win", "draw", "aborted", "error")
 """win: someone won; draw: the game ended with no winner; aborted: the official
 runner would have given no result; error: the referee itself failed."""
-ERROR_KINDS = ("timeout", "crash", "invalid", "referee")
+ERROR_KINDS = ("timeout", "crash", "invalid", "memory", "referee")
+"""``memory``: the bot went over its memory budget (the kernel killed it, out of memory)."""
 
 
 FILE_MODE = 0o600

@@ -29,11 +29,13 @@ from ..engine.rules import DEFAULT_VERSION, VERSIONS, ruleset
 from ..engine.state import EndReason, State
 from ..play import HUMAN
 from ..referee.botenv import parse_bot_env
+from ..referee.cgroups import warn_if_crowded
 from ..referee.game_loop import (
     GameOutcome,
     RefereeTerminated,
     TimeControl,
     check_player,
+    in_process,
     play_game,
 )
 from ..referee.players import StartError
@@ -109,6 +111,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
     bot_env = parse_bot_env(args.bot_env)
     if args.logs:
         check_log_path(args.logs)  # fail now, not after the game; creates nothing
+    bots = [spec for spec in (args.p1, args.p2) if spec != HUMAN and not in_process(spec)]
+    warn_if_crowded("locm", len(bots), args.memory << 20)
     if HUMAN in (args.p1, args.p2):
         return play_human.play_human(args, params, league, write_log, bot_env)
     outcome = play_game(
@@ -119,6 +123,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
         time_control=TimeControl(args.time_scale, not args.no_time_limit),
         sandbox=not args.no_sandbox,
         bot_env=bot_env,
+        memory_mb=args.memory,
     )
     log_error = None
     if args.logs:
@@ -181,6 +186,10 @@ def problem_lines(
             if outcome.end_reason == EndReason.INVALID_OUTPUT:
                 why = error.removeprefix(f"{token}:").removeprefix(token).strip()
                 problems.append(f"invalid output ({why}): lost")
+            elif outcome.out_of_memory[seat]:
+                budget = outcome.log.get("cardarena", {}).get("memoryMB", [None, None])[seat]
+                size = f"{budget:g} MB " if budget else ""
+                problems.append(f"went over its {size}memory budget: lost, out of memory")
             elif outcome.exited[seat]:
                 problems.append("exited during the game (a crash?): lost")
             else:
@@ -321,6 +330,7 @@ def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
         "--no-sandbox", action="store_true", help="run bot commands unsandboxed (docs/referee.md)"
     )
     options.add_bot_env(play)
+    options.add_memory(play)
     play_human.add_options(play)
     play.set_defaults(run=_cmd_play)
 

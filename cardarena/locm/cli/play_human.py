@@ -55,7 +55,8 @@ def play_human(
 
     session_args = dict(params=params, league=league, human_time=args.human_time,
                         time_control=TimeControl(args.time_scale, not args.no_time_limit),
-                        sandbox=not args.no_sandbox, bot_env=bot_env)  # fmt: skip
+                        sandbox=not args.no_sandbox, bot_env=bot_env,
+                        memory_mb=args.memory)  # fmt: skip
 
     def on_end(outcome: GameOutcome) -> None:
         seats = zip(("-p1", "-p2"), (args.p1, args.p2), outcome.early_exits, strict=True)

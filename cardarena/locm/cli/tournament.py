@@ -18,7 +18,7 @@ from ...tournaments.store import StoreError, reading
 from ..engine.rules import DEFAULT_VERSION, VERSIONS
 from ..referee.botenv import parse_bot_env
 from ..tournament import DEFAULT_DB, parse_bot, run_tournament
-from .options import add_bot_env, league
+from .options import add_bot_env, add_memory, league
 
 
 def print_report(
@@ -77,6 +77,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
             db=args.db, time_scale=args.time_scale, league=args.league,
             backend=args.backend, address=args.address, progress=not args.quiet,
             retry_errors=args.retry_errors, sandbox=not args.no_sandbox, bot_env=bot_env,
+            memory_mb=args.memory,
         )  # fmt: skip
         print(f"locm: played {played} new games into {args.db}", file=sys.stderr)
     except Interrupted as why:
@@ -145,6 +146,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "--no-sandbox", action="store_true", help="run bot commands unsandboxed (docs/referee.md)"
     )
     add_bot_env(tournament)
+    add_memory(tournament)
     tournament.set_defaults(run=_cmd_tournament)
 
     report = commands.add_parser(

@@ -27,6 +27,7 @@ from ..engine.cards import Card
 from ..engine.params import GameParameters
 from ..engine.rules import DECK_SIZE
 from ..engine.state import Action, ActionType, Phase, State
+from ..referee.cgroups import DEFAULT_MEMORY_MB
 from ..referee.game_loop import GameOutcome, TimeControl, agent_seed, make_player, run_game
 from ..referee.players import InProcessPlayer, Player
 from ..referee.protocol_game import ProtocolGame
@@ -112,9 +113,11 @@ class GameSession:
         time_control: TimeControl | None = None,
         sandbox: bool = True,
         bot_env: Sequence[tuple[str, str]] = (),
+        memory_mb: int | None = DEFAULT_MEMORY_MB,
     ) -> None:
         """``specs``: per seat, ``human`` or a bot spec (as ``locm play`` takes them); bots
-        are made as ``locm play`` makes them (``sandbox``, ``bot_env``: see make_player)."""
+        are made as ``locm play`` makes them (``sandbox``, ``bot_env``, ``memory_mb``: see
+        make_player)."""
         self.specs = tuple(specs)
         self.params = params
         self.league = league
@@ -130,7 +133,9 @@ class GameSession:
                 self.players.append(HumanSeat(self, seat, name))
             else:
                 seed = agent_seed(params, seat)
-                bot = make_player(spec, seed, time_control.scale, sandbox, bot_env=bot_env)
+                bot = make_player(
+                    spec, seed, time_control.scale, sandbox, bot_env=bot_env, memory_mb=memory_mb
+                )
                 self.players.append(self._watched(bot, seat))
         self.names = [player.name for player in self.players]
         self.seq = 0

@@ -21,6 +21,15 @@ Two kinds of cgroup are used, whichever the machine lets the referee write:
 Where neither can be had, :func:`create` warns once and returns None, and bots run
 as before. ``CARDARENA_CGROUPS`` = ``auto`` (default), ``v2``, ``v1`` or ``off``
 chooses.
+
+The same cgroup holds the bot to a **memory budget** (:class:`MemoryGroup`): the memory
+controller counts every page of the whole tree (heap, ``memfd`` and tmpfs files, page
+tables, forked children), swap off, and an OOM kill happens inside the bot's group, never
+to its opponent, the referee or the tournament. The memory controller is found apart from
+the freezer: a v2 one where the referee's cgroup hands it to its children
+(``cgroup.subtree_control``), else a v1 ``memory`` hierarchy (hybrid machines). Where
+none can be had, :func:`create` warns once and each bot process keeps only its address
+space cap (:class:`~cardarena.locm.referee.sandbox.Limits`).
 """
 
 from __future__ import annotations
@@ -46,6 +55,17 @@ REMOVE_TIMEOUT_S = 5.0
 ENTER_FAILED = 125
 """Exit status of a spawned process that could not enter its cgroup (the bot never runs)."""
 PROBE_TIMEOUT_S = 20.0
+DEFAULT_MEMORY_MB = 768
+"""A bot's memory budget by default, in MiB: what CodinGame gave LOCM bots."""
+MIN_MEMORY_MB = 32
+"""The smallest budget accepted: the sandbox and a shell must fit in it to start a bot."""
+REACHED_MARGIN = 1 << 20
+"""A v1 group whose peak came this close to its budget reached it (the kernel charges by
+pages and batches)."""
+OOM_SCORE_ADJ = 1000
+"""Every bot process's ``oom_score_adj``: where memory runs out outside the bots' own
+budgets (the machine's or an enclosing cgroup's), the kernel kills a bot first, not the
+referee or the tournament."""
 
 
 class CgroupModeError(ValueError):
@@ -160,7 +180,10 @@ class BotCgroup:
 
     def __init__(self, directories: Sequence[str]) -> None:
         self.directories = tuple(directories)
+        """Every directory the bot enters: the kind's own, then its memory group's if apart."""
         self.removed = False
+        self.memory: MemoryGroup | None = None
+        """Its memory budget, where a memory controller could be had."""
 
     @classmethod
     def make(cls, parents: Sequence[str]) -> BotCgroup:
@@ -196,11 +219,7 @@ class BotCgroup:
     def enter(self, argv: Sequence[str]) -> list[str]:
         """``argv`` run by a shell that first moves itself into this cgroup, then ``exec``s
         it: everything the bot ever starts is inside from its first instruction."""
-        files = [os.path.join(d, "cgroup.procs") for d in self.directories]
-        steps = "".join(f'echo $$ > "${i}" || exit {ENTER_FAILED}\n'
-                        for i in range(1, len(files) + 1))  # fmt: skip
-        script = f'{steps}shift {len(files)}\nexec "$@"\n'
-        return ["/bin/sh", "-c", script, "cardarena-cgroup", *files, *argv]
+        return launcher(self, argv)
 
     def pids(self) -> list[int]:
         """The processes in the cgroup (empty once removed)."""
@@ -360,6 +379,277 @@ class V1Cgroup(BotCgroup):
 KINDS: dict[str, type[BotCgroup]] = {"v2": V2Cgroup, "v1": V1Cgroup}
 
 
+def launcher(group: BotCgroup | None, argv: Sequence[str]) -> list[str]:
+    """``argv`` run by a shell that first makes itself the kernel's first choice when memory
+    runs out (``oom_score_adj``, inherited by everything the bot starts) and moves itself
+    into every directory of ``group`` (if any), then ``exec``s it."""
+    files = [] if group is None else [os.path.join(d, "cgroup.procs") for d in group.directories]
+    steps = f"echo {OOM_SCORE_ADJ} > /proc/self/oom_score_adj 2>/dev/null\n" + "".join(
+        f'echo $$ > "${i}" || exit {ENTER_FAILED}\n' for i in range(1, len(files) + 1)
+    )
+    script = f'{steps}shift {len(files)}\nexec "$@"\n'
+    return ["/bin/sh", "-c", script, "cardarena-cgroup", *files, *argv]
+
+
+# --- the memory budget ---------------------------------------------------------------------
+
+
+class MemoryGroup:
+    """The memory side of one bot's cgroup: a v2 cgroup (``memory.max``, the bot's own or
+    shared with its freezer group) or a v1 ``memory`` group.
+
+    Everything the bot's processes are charged for counts: anonymous memory, ``memfd`` and
+    tmpfs pages they write (the sandbox's /tmp, HOME and /dev/shm), page tables, kernel
+    memory, over all its processes. Swap is off, so the budget cannot be stretched to disk.
+    Over it, the kernel kills inside the group only (v2: the whole group, ``memory.oom.group``)
+    and counts the kill, which :meth:`oom_kills` reads.
+    """
+
+    def __init__(self, kind: str, directory: str) -> None:
+        self.kind = kind
+        self.directory = directory
+        self.budget_bytes = 0
+
+    def _file(self, name: str) -> str:
+        return os.path.join(self.directory, name)
+
+    def limit(self, budget_bytes: int) -> None:
+        """Set the budget (OSError if the kernel refuses it), swap included."""
+        self.budget_bytes = budget_bytes
+        if self.kind == "v2":
+            _write(self._file("memory.max"), str(budget_bytes))
+            for name, value in (("memory.swap.max", "0"), ("memory.oom.group", "1")):
+                if os.path.exists(self._file(name)):  # no swap accounting, older kernels
+                    _write(self._file(name), value)
+            return
+        _write(self._file("memory.limit_in_bytes"), str(budget_bytes))
+        if os.path.exists(self._file("memory.memsw.limit_in_bytes")):  # swap accounting on
+            _write(self._file("memory.memsw.limit_in_bytes"), str(budget_bytes))
+        with contextlib.suppress(OSError):  # the kernel may not let it be changed: no matter
+            _write(self._file("memory.swappiness"), "0")
+
+    def _counter(self, name: str, key: str) -> int:
+        try:
+            text = _read(self._file(name))
+        except OSError:
+            return 0
+        for line in text.splitlines():
+            word, _, value = line.partition(" ")
+            if word == key and value.strip().isdigit():
+                return int(value)
+        return 0
+
+    def oom_kills(self) -> int:
+        """How many of the bot's processes the kernel killed for going over its own budget
+        (0 if it never reached it: a kill for an enclosing cgroup's or the machine's lack
+        of memory, which also counts in the group, is not the bot's)."""
+        if self.kind == "v2":
+            reached = self._counter("memory.events", "oom") > 0
+            kills = self._counter("memory.events", "oom_kill")
+        else:  # (v1's memory.failcnt stays 0 on recent kernels: the peak says it instead)
+            peak = self.peak_bytes()
+            reached = peak is not None and peak >= self.budget_bytes - REACHED_MARGIN
+            kills = self._counter("memory.oom_control", "oom_kill")
+        return kills if reached else 0
+
+    def peak_bytes(self) -> int | None:
+        """The most memory the bot held at once (None where the kernel does not say)."""
+        name = "memory.peak" if self.kind == "v2" else "memory.max_usage_in_bytes"
+        try:
+            return int(_read(self._file(name)))
+        except (OSError, ValueError):
+            return None
+
+
+def _v2_memory_parent(directory: str) -> str:
+    """Why bot cgroups under the v2 ``directory`` cannot have the memory controller ("" if
+    they can): it must be in the directory's ``cgroup.subtree_control``, or be put there
+    (which the kernel refuses while the directory holds processes, except at the root)."""
+    try:
+        if "memory" in _read(os.path.join(directory, "cgroup.subtree_control")).split():
+            return ""
+        if "memory" not in _read(os.path.join(directory, "cgroup.controllers")).split():
+            return f"no memory controller in {directory}"
+        _write(os.path.join(directory, "cgroup.subtree_control"), "+memory")
+    except OSError as error:
+        return f"cannot give the memory controller to {directory}'s children: " + (
+            error.strerror or str(error)
+        )
+    return ""
+
+
+def memory_candidates(mounts_text: str, cgroup_text: str) -> dict[str, str]:
+    """{"v2": dir, "v1": dir}: where bot memory groups could be made (the referee's own
+    cgroup in the unified hierarchy, its own ``memory`` group in a v1 one)."""
+    own = _own_cgroups(cgroup_text)
+    found: dict[str, str] = {}
+    for mount in _mounts(mounts_text):
+        if mount.version == 2 and "v2" not in found and "" in own:
+            directory = own_directory(mount, own[""])
+            if directory is not None:
+                found["v2"] = directory
+        elif mount.version == 1 and "memory" in mount.controllers and "memory" in own:
+            directory = own_directory(mount, own["memory"])
+            if directory is not None and "v1" not in found:
+                found["v1"] = directory
+    return found
+
+
+def _probe_memory(kind: str, parent: str) -> str:
+    """Why a bot could not be given a memory budget of ``kind`` under ``parent`` ("" if it
+    can): make a group, set a budget, run a shell inside it, read its counters, remove it."""
+    if kind == "v2":
+        why = _v2_memory_parent(parent)
+        if why:
+            return why
+    directory = os.path.join(parent, f"{NAME_PREFIX}{os.getpid()}-memory-probe")
+    try:
+        os.mkdir(directory, 0o755)
+    except OSError as error:
+        return f"cannot make a cgroup in {parent}: {error.strerror or error}"
+    try:
+        memory = MemoryGroup(kind, directory)
+        memory.limit(64 << 20)
+        done = subprocess.run(
+            ["/bin/sh", "-c", 'echo $$ > "$1" && exit 0', "probe",
+             os.path.join(directory, "cgroup.procs")],
+            capture_output=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            return f"cannot move a process into {directory}: " + (
+                lines[-1] if lines else f"exit status {done.returncode}"
+            )
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"memory cgroup in {directory} does not work: {error}"
+    finally:
+        with contextlib.suppress(OSError):  # the shell has exited: the group is empty
+            os.rmdir(directory)
+    return "" if not os.path.exists(directory) else f"cannot remove {directory}"
+
+
+@functools.cache
+def memory_support(chosen: str = "auto") -> Support:
+    """Probe once per process and mode: where bots get a memory group here (v2, then v1),
+    whichever kind freezes them."""
+    if chosen == "off":
+        return Support("", reason=f"{MODE_VARIABLE}=off")
+    if not sys.platform.startswith("linux"):
+        return Support("", reason=f"no cgroups on {sys.platform}")
+    try:
+        found = memory_candidates(_read("/proc/self/mountinfo"), _read("/proc/self/cgroup"))
+    except OSError as error:
+        return Support("", reason=f"cannot read /proc: {error}")
+    reasons = []
+    for kind in ("v2", "v1"):
+        if kind not in found:
+            reasons.append("no v1 memory hierarchy mounted" if kind == "v1"
+                           else "no cgroup v2 mounted")  # fmt: skip
+            continue
+        why = _probe_memory(kind, found[kind])
+        if not why:
+            return Support(kind, (found[kind],))
+        reasons.append(why)
+    return Support("", reason="; ".join(reasons))
+
+
+def memory_room() -> tuple[int, str] | None:
+    """(bytes, where): the most memory the referee and its bots may use together, the
+    smaller of the machine's and of the limits on the referee's own cgroups (and their
+    ancestors'); None where it cannot be read."""
+    rooms: list[tuple[int, str]] = []
+    try:
+        for line in _read("/proc/meminfo").splitlines():
+            if line.startswith("MemTotal:"):
+                rooms.append((int(line.split()[1]) * 1024, "this machine"))
+        mounts = _mounts(_read("/proc/self/mountinfo"))
+        own = _own_cgroups(_read("/proc/self/cgroup"))
+    except (OSError, ValueError, IndexError):
+        return min(rooms) if rooms else None
+    for mount in mounts:
+        key = "" if mount.version == 2 else "memory"
+        if (mount.version == 1 and "memory" not in mount.controllers) or key not in own:
+            continue
+        directory = own_directory(mount, own[key])
+        name = "memory.max" if mount.version == 2 else "memory.limit_in_bytes"
+        while directory is not None and directory.startswith(mount.point):
+            with contextlib.suppress(OSError, ValueError):
+                rooms.append((int(_read(os.path.join(directory, name))), f"the cgroup {directory}"))
+            if directory == mount.point:
+                break
+            directory = os.path.dirname(directory)
+    return min(rooms) if rooms else None
+
+
+def warn_if_crowded(program: str, bots_at_once: int, budget_bytes: int) -> None:
+    """One warning line if ``bots_at_once`` budgets do not fit in :func:`memory_room`: a
+    bot still under its budget could then make the kernel kill someone else (a bot, since
+    bots are its first choice, but perhaps the opponent of the one that took the memory).
+    Nothing where bots get no budget (:func:`create` says so) or cgroups are off."""
+    chosen = mode()
+    if not bots_at_once or chosen == "off" or not memory_support(chosen).ok:
+        return
+    room = memory_room()
+    total = bots_at_once * budget_bytes
+    if room is None or total <= room[0]:
+        return
+    print(
+        f"{program}: warning: {bots_at_once} bots at once × {budget_bytes >> 20} MB budget is "
+        f"more than the {room[0] >> 20} MB of {room[1]}: a bot within its budget can make the "
+        "kernel kill another bot; lower --memory (or --workers)",
+        file=sys.stderr,
+    )
+
+
+_memory_warned = False
+
+
+def warn_no_memory(program: str = "locm", why: str = "") -> None:
+    """The one-line warning (once per process) when bots get no memory budget."""
+    global _memory_warned
+    if _memory_warned:
+        return
+    _memory_warned = True
+    print(
+        f"{program}: warning: bots have no memory budget, only a cap per process (no memory "
+        f"cgroup: {why or memory_support(mode()).reason}); run as root or in a cgroup whose "
+        "children have the memory controller (docs/referee.md)",
+        file=sys.stderr,
+    )
+
+
+def _add_memory(group: BotCgroup, parents: tuple[str, ...], budget_bytes: int,
+                program: str) -> None:  # fmt: skip
+    """Give ``group`` its memory budget: in its own directory (both v2, same parent) or in
+    a memory group of the same name, entered with the others. Warns once where none."""
+    found = memory_support(mode())
+    if not found.ok:
+        warn_no_memory(program)
+        return
+    parent = found.parents[0]
+    if found.kind == "v2" and group.kind == "v2" and parents == (parent,):
+        memory = MemoryGroup("v2", group.directories[0])
+    elif found.kind == "v2" and group.kind == "v2":  # cannot happen: one v2 cgroup each
+        warn_no_memory(program, f"the v2 memory controller is not in {parents[0]}")
+        return
+    else:
+        directory = os.path.join(parent, group.name)
+        try:
+            os.mkdir(directory, 0o755)
+        except OSError as error:
+            warn_no_memory(program, f"cannot make {directory}: {error.strerror or error}")
+            return
+        group.directories = (*group.directories, directory)
+        memory = MemoryGroup(found.kind, directory)
+    try:
+        memory.limit(budget_bytes)
+    except OSError as error:
+        warn_no_memory(program, f"cannot set the budget in {memory.directory}: "
+                       f"{error.strerror or error}")  # fmt: skip
+        return
+    group.memory = memory
+
+
 # --- can it be had here? -----------------------------------------------------------------
 
 
@@ -446,7 +736,8 @@ def warn_unsupported(program: str = "locm") -> None:
         return
     _warned = True
     print(
-        f"{program}: warning: a bot's background processes can take CPU from its opponent "
+        f"{program}: warning: a bot's background processes can take CPU from its opponent, "
+        "and bots have no memory budget, only a cap per process "
         f"(no cgroup to freeze them in: {support(mode()).reason}); run as root or in a "
         f"delegated cgroup (docs/referee.md), or {MODE_VARIABLE}=off to silence this",
         file=sys.stderr,
@@ -485,9 +776,10 @@ def remove_stale(parents: Sequence[str]) -> list[str]:
 _swept: set[tuple[str, ...]] = set()
 
 
-def create(program: str = "locm") -> BotCgroup | None:
+def create(program: str = "locm", memory_bytes: int | None = None) -> BotCgroup | None:
     """A new cgroup for one bot, or None where cgroups cannot be had (warned once) or are
-    off. CgroupModeError if ``CARDARENA_CGROUPS`` is not a mode."""
+    off; with a memory budget of ``memory_bytes`` where a memory controller can be had
+    (else warned once). CgroupModeError if ``CARDARENA_CGROUPS`` is not a mode."""
     chosen = mode()
     found = support(chosen)
     if not found.ok:
@@ -498,7 +790,14 @@ def create(program: str = "locm") -> BotCgroup | None:
         _swept.add(found.parents)
         remove_stale(found.parents)
     try:
-        return KINDS[found.kind].make(found.parents)
+        group = KINDS[found.kind].make(found.parents)
     except OSError as error:  # e.g. the parent was removed: say so, play on without
         print(f"{program}: warning: cannot make a bot cgroup: {error}", file=sys.stderr)
         return None
+    if memory_bytes is not None:
+        memory = memory_support(chosen)
+        if memory.ok and memory.parents not in _swept:
+            _swept.add(memory.parents)
+            remove_stale(memory.parents)
+        _add_memory(group, found.parents, memory_bytes, program)
+    return group

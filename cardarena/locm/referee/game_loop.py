@@ -29,6 +29,7 @@ from ..agents.reference import PYTHON_PREFIX, make_reference_agent
 from ..engine.javarandom import JavaRandom
 from ..engine.params import GameParameters, game_parameters
 from ..engine.state import EndReason
+from .cgroups import DEFAULT_MEMORY_MB
 from .gameresult import (
     FAIL_CAUSES,
     Execution,
@@ -105,6 +106,9 @@ class GameOutcome:
     exited: tuple[bool, bool] = (False, False)
     """Per player: a missing answer came from a bot process whose output had ended (it
     exited or crashed), not from one that was still running (a timeout)."""
+    out_of_memory: tuple[bool, bool] = (False, False)
+    """Per player: its answer was missing because it went over its memory budget (the
+    kernel killed a process of its cgroup): it lost, out of memory."""
 
 
 def make_player(
@@ -114,11 +118,13 @@ def make_player(
     sandbox: bool = True,
     hidden: Sequence[str] = (),
     bot_env: Sequence[tuple[str, str]] = (),
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
 ) -> Player:
     """``builtin:<agent>`` and ``python:MODULE:FACTORY`` play in-process, with the same
     time accounting; anything else is a shell command, run in
     a sandbox if ``sandbox`` (and the machine supports one) where ``hidden`` files
-    cannot be opened, with the allow-listed environment plus ``bot_env`` (:mod:`.botenv`).
+    cannot be opened, with the allow-listed environment plus ``bot_env`` (:mod:`.botenv`),
+    its whole process tree held to ``memory_mb`` MiB (:mod:`.cgroups`; None: no budget).
 
     A built-in agent that budgets its own thinking time (``search``) is told the
     time scale, so that it keeps within the scaled official limits.
@@ -132,7 +138,9 @@ def make_player(
         if hasattr(agent, "time_scale"):
             agent.time_scale = time_scale
         return InProcessPlayer(agent, spec)
-    return ProcessPlayer(spec, sandbox=sandbox, hidden=hidden, env=bot_env)
+    memory_bytes = None if memory_mb is None else memory_mb << 20
+    return ProcessPlayer(spec, sandbox=sandbox, hidden=hidden, env=bot_env,
+                         memory_bytes=memory_bytes)  # fmt: skip
 
 
 def agent_seed(params: GameParameters, player: int) -> int:
@@ -158,6 +166,7 @@ async def run_game(
     recorder = GameResultRecorder()
     early_exits: list[str | None] = [None, None]
     exited = [False, False]
+    out_of_memory = [False, False]
     try:
         # Every start is awaited, even after one fails (a bot command refused before it
         # runs): a bot still being started would otherwise escape the closing below.
@@ -181,6 +190,7 @@ async def run_game(
                     exited[request.player] = isinstance(player, ProcessPlayer) and (
                         await player.exits_within(EXIT_GRACE_S)
                     )
+                    out_of_memory[request.player] = _out_of_memory(player)
                 if line is None and not answered[request.player]:
                     early_exits[request.player] = await _early_exit(players[request.player])
                 answered[request.player] = True
@@ -190,8 +200,17 @@ async def run_game(
             _record(recorder, game, players, requests, answers, elapsed, battle_turn, frames, seen)
     finally:
         await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
-    outcome = _outcome(game, recorder, players, time_control, (early_exits[0], early_exits[1]))
-    return dataclasses.replace(outcome, exited=(exited[0], exited[1]))
+    oom = (out_of_memory[0], out_of_memory[1])
+    outcome = _outcome(game, recorder, players, time_control, (early_exits[0], early_exits[1]),
+                       oom)  # fmt: skip
+    return dataclasses.replace(outcome, exited=(exited[0], exited[1]), out_of_memory=oom)
+
+
+def _out_of_memory(player: Player) -> bool:
+    """True if the player is a bot that the kernel killed (a process of it) for going over
+    its memory budget; asked after its missing answer (wrapped players say it too)."""
+    check = getattr(player, "out_of_memory", None)
+    return bool(check()) if callable(check) else False
 
 
 async def _ask(
@@ -313,6 +332,7 @@ def _outcome(
     players: Sequence[Player],
     time_control: TimeControl,
     early_exits: tuple[str | None, str | None] = (None, None),
+    out_of_memory: tuple[bool, bool] = (False, False),
 ) -> GameOutcome:
     state = game.state
     params = state.params
@@ -342,7 +362,8 @@ def _outcome(
             "errorPlayer": game.error_player,
             "timeScale": time_control.scale if time_control.enabled else None,
         }
-        | _cpu_times(players),
+        | _cpu_times(players)
+        | _memory(players, out_of_memory),
     )
     return GameOutcome(
         version=state.version,
@@ -367,6 +388,21 @@ def _cpu_times(players: Sequence[Player]) -> dict[str, list[float | None]]:
     return {"cpuMs": [None if ns is None else round(ns / 1e6, 3) for ns in cpu_ns]}
 
 
+def _memory(players: Sequence[Player], out_of_memory: tuple[bool, bool]) -> dict[str, Any]:
+    """``memoryMB`` (each bot's budget, None where it had none), ``memoryPeakMB`` (the most
+    its whole tree held) and ``outOfMemory`` (per player: it lost by going over its budget);
+    left out when no bot had a budget, so logs of built-in agents stay as they were."""
+    budgets = [getattr(player, "memory_budget", None) for player in players]
+    if all(budget is None for budget in budgets):
+        return {}
+    peaks = [getattr(player, "memory_peak", None) for player in players]
+    return {
+        "memoryMB": [None if b is None else round(b / (1 << 20), 1) for b in budgets],
+        "memoryPeakMB": [None if p is None else round(p / (1 << 20), 1) for p in peaks],
+        "outOfMemory": list(out_of_memory),
+    }
+
+
 def play_game(
     player1: str | Player,
     player2: str | Player,
@@ -377,19 +413,23 @@ def play_game(
     time_control: TimeControl = TimeControl(),
     sandbox: bool = True,
     bot_env: Sequence[tuple[str, str]] = (),
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
 ) -> GameOutcome:
     """Play one game synchronously: commands (or ``builtin:<agent>``, ``python:...``) or
     Player objects.
 
     Bot commands run sandboxed unless ``sandbox`` is false (see :mod:`.sandbox`), with
-    the allow-listed environment plus ``bot_env`` (see :mod:`.botenv`).
+    the allow-listed environment plus ``bot_env`` (see :mod:`.botenv`), each held to a
+    memory budget of ``memory_mb`` MiB for its whole process tree (see :mod:`.cgroups`).
 
     Ctrl-C raises KeyboardInterrupt and SIGTERM raises :class:`RefereeTerminated`,
     in both cases after every bot process group has been terminated.
     """
     params = game_parameters(version, params)
     players = [
-        make_player(spec, agent_seed(params, index), time_control.scale, sandbox, (), bot_env)
+        make_player(
+            spec, agent_seed(params, index), time_control.scale, sandbox, (), bot_env, memory_mb
+        )
         if isinstance(spec, str)
         else spec
         for index, spec in enumerate((player1, player2))

@@ -155,6 +155,7 @@ class ProcessPlayer:
         sandbox: bool = False,
         hidden: Sequence[str] = (),
         env: Sequence[tuple[str, str]] = (),
+        memory_bytes: int | None = cgroups.DEFAULT_MEMORY_MB << 20,
     ) -> None:
         self.command = command
         self.name = name or command
@@ -178,6 +179,14 @@ class ProcessPlayer:
         self._cgroup: cgroups.BotCgroup | None = None
         self.cpu_ns: int | None = None
         """CPU time of the bot's whole process tree, from its cgroup, once it is closed."""
+        self.memory_bytes = memory_bytes
+        """The bot's memory budget (its whole process tree), None for none."""
+        self.memory_budget: int | None = None
+        """The budget its cgroup enforces, None where no memory controller could be had."""
+        self.memory_peak: int | None = None
+        """The most memory its whole tree held at once, from its cgroup, once it is closed."""
+        self.oom_kills = 0
+        """Processes of the bot the kernel killed for going over its budget, once closed."""
 
     @property
     def isolated(self) -> bool:
@@ -206,14 +215,16 @@ class ProcessPlayer:
                 )
         env = botenv.bot_environment(self.env, sandboxed=self.sandboxed)
         pipe = asyncio.subprocess.PIPE
-        self._cgroup = _new_cgroup()
+        self._cgroup = _new_cgroup(self.memory_bytes)
+        if self._cgroup is not None and self._cgroup.memory is not None:
+            self.memory_budget = self._cgroup.memory.budget_bytes
         seccomp_fd = sandboxing.seccomp_fd() if self.sandboxed else None  # closed below
         if self.sandboxed:
             wrapped = sandboxing.wrap(command, hide=self.hidden, seccomp_fd=seccomp_fd)
-            argv = _enter(self._cgroup, wrapped)
+            argv = cgroups.launcher(self._cgroup, wrapped)
             env = sandboxing.carry_environment(env)
         else:
-            argv = _enter(self._cgroup, ["/bin/sh", "-c", command])
+            argv = cgroups.launcher(self._cgroup, ["/bin/sh", "-c", command])
         try:
             spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
                 *argv, stdin=pipe, stdout=pipe, stderr=pipe, env=env,
@@ -321,6 +332,13 @@ class ProcessPlayer:
             self._answered = self._answered or bool(chunk)
             self._lines.feed(chunk)
 
+    def out_of_memory(self) -> bool:
+        """True if the kernel has killed one of the bot's processes for going over its
+        memory budget (asked after a missing answer: the bot lost for that)."""
+        if self._cgroup is not None and self._cgroup.memory is not None:
+            self.oom_kills = max(self.oom_kills, self._cgroup.memory.oom_kills())
+        return self.oom_kills > 0
+
     async def exits_within(self, seconds: float) -> bool:
         """After a missing answer (the game is over): whether the bot's output ended or its
         process exits within ``seconds`` — a crash that the clock overtook on a loaded
@@ -356,6 +374,11 @@ class ProcessPlayer:
             return None
         if status == 0:
             return None
+        if self.out_of_memory():
+            return (
+                f"ran out of memory (over its {_mb(self.memory_budget)} MB budget) before "
+                "its first answer"
+            )
         lines = bytes(self._stderr).decode("utf-8", "replace").strip().splitlines()
         tail = f": {lines[-1].strip()}" if lines else ""
         return f"exited with status {status} before its first answer{tail}"
@@ -374,6 +397,9 @@ class ProcessPlayer:
         process = self._process
         if self._cgroup is not None:
             self.cpu_ns = self._cgroup.cpu_ns()
+            if self._cgroup.memory is not None:
+                self.out_of_memory()
+                self.memory_peak = self._cgroup.memory.peak_bytes()
             with contextlib.suppress(OSError):  # frozen, it could not even die of SIGTERM
                 self._cgroup.thaw()
         if process is None:
@@ -416,17 +442,16 @@ class ProcessPlayer:
             self._cgroup = None
 
 
-def _new_cgroup() -> cgroups.BotCgroup | None:
+def _new_cgroup(memory_bytes: int | None) -> cgroups.BotCgroup | None:
     """The bot's own cgroup, or None where cgroups cannot be had (warned once) or are off."""
     try:
-        return cgroups.create()
+        return cgroups.create(memory_bytes=memory_bytes)
     except cgroups.CgroupModeError as error:
         raise StartError(str(error)) from None
 
 
-def _enter(cgroup: cgroups.BotCgroup | None, argv: list[str]) -> list[str]:
-    """``argv``, made to enter the bot's cgroup before it runs, if it has one."""
-    return argv if cgroup is None else cgroup.enter(argv)
+def _mb(size: int | None) -> int:
+    return (size or 0) >> 20
 
 
 def _signal_group(pgid: int, signum: int) -> None:

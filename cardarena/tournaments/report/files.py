@@ -18,14 +18,14 @@ def write_csv(report: Report, directory: str) -> list[str]:
         writer.writerow(
             ["bot", "games", "wins", "losses", "draws", "win_rate", "rating", "rating_low",
              "rating_high", "mean_turn_ms", "max_turn_ms", "timeouts", "crashes",
-             "invalid_outputs", "overloaded_timeouts", "rating_model"]
+             "invalid_outputs", "out_of_memory", "overloaded_timeouts", "rating_model"]
         )  # fmt: skip
         for b in report.bots:
             writer.writerow(
                 [b.name, b.games, b.wins, b.losses, b.draws, _num(b.rate), _num(b.rating),
                  _num(b.rating_low), _num(b.rating_high), _num(b.mean_turn_ms),
                  _num(b.max_turn_ms), b.timeouts, b.crashes, b.invalid_outputs,
-                 b.overloaded_timeouts, RATING_MODEL]
+                 b.out_of_memory, b.overloaded_timeouts, RATING_MODEL]
             )  # fmt: skip
     matrix_path = os.path.join(directory, "matrix.csv")
     with open(matrix_path, "w", newline="", encoding="utf-8") as out:

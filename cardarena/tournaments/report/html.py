@@ -70,6 +70,7 @@ def _bot_rows(report: Report) -> list[Row]:
             "mean_turn_ms": f"{bot.mean_turn_ms:.1f}", "max_turn_ms": f"{bot.max_turn_ms:.1f}",
             "timeouts": bot.timeouts, "overloaded_timeouts": bot.overloaded_timeouts,
             "crashes": bot.crashes, "invalid_outputs": bot.invalid_outputs,
+            "out_of_memory": bot.out_of_memory,
         })  # fmt: skip
     return rows
 

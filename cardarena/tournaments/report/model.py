@@ -85,6 +85,8 @@ class BotStats:
     timeouts: int = 0
     crashes: int = 0
     invalid_outputs: int = 0
+    out_of_memory: int = 0
+    """Games lost by going over the bot's memory budget (error kind ``memory``)."""
     overloaded_timeouts: int = 0
     """Of the timeouts, those that happened while the machine was overloaded."""
 
@@ -184,6 +186,8 @@ def build_report(
                     bot.crashes += 1
                 elif record.error_kind == "invalid":
                     bot.invalid_outputs += 1
+                elif record.error_kind == "memory":
+                    bot.out_of_memory += 1
     for name, bot in stats.items():
         bot.mean_turn_ms = turn_ms_total[name] / bot.turns if bot.turns else 0.0
     head_to_head = {(a, b): (pair.score, pair.games)

@@ -17,7 +17,7 @@ def report_text(report: Report) -> str:
     lines.append("")
     lines.append(
         f"{'bot':<{width}}  games  wins  win rate [95% CI]     rating [95% CI]           "
-        "mean ms   max ms  timeouts crashes invalid"
+        "mean ms   max ms  timeouts crashes invalid  oom"
     )
     for b in report.bots:
         rate = "    -" if b.rate is None else f"{b.rate:6.1%}"
@@ -26,7 +26,7 @@ def report_text(report: Report) -> str:
             f"{b.name:<{width}}  {b.games:5d} {b.wins:5d}  {rate} [{low:4.0%}, {high:4.0%}]"
             f"  {_rating(b.rating, b.rating_low, b.rating_high)}"
             f"  {b.mean_turn_ms:8.1f} {b.max_turn_ms:8.1f}  {b.timeouts:8d} {b.crashes:7d}"
-            f" {b.invalid_outputs:7d}"
+            f" {b.invalid_outputs:7d} {b.out_of_memory:4d}"
         )
     lines.append(f"ratings: {RATING_MODEL}; equal ratings ordered by the games between them")
     overloaded = [b for b in report.bots if b.overloaded_timeouts]
