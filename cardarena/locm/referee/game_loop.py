@@ -105,6 +105,8 @@ class GameOutcome:
     exited: tuple[bool, bool] = (False, False)
     """Per player: a missing answer came from a bot process whose output had ended (it
     exited or crashed), not from one that was still running (a timeout)."""
+    aborted_by: int | None = None
+    """1.0/1.2: the player whose empty line aborted the game (``scores`` is then None)."""
 
 
 def make_player(
@@ -355,6 +357,7 @@ def _outcome(
         summaries=list(game.summaries),
         log=log,
         early_exits=early_exits,
+        aborted_by=game.aborted_by,
     )
 
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from ...pages import asset, content_policy, render, trusted
 from ..store import GameRecord, reading
-from .model import OVERLOAD, RATING_MODEL, Report, build_report, wilson_interval
+from .model import RATING_MODEL, Report, build_report, wilson_interval
 
 PICTURES = ("matrix.png", "ratings.png")
 Row = dict[str, object]
@@ -70,6 +70,8 @@ def _bot_rows(report: Report) -> list[Row]:
             "mean_turn_ms": f"{bot.mean_turn_ms:.1f}", "max_turn_ms": f"{bot.max_turn_ms:.1f}",
             "timeouts": bot.timeouts, "overloaded_timeouts": bot.overloaded_timeouts,
             "crashes": bot.crashes, "invalid_outputs": bot.invalid_outputs,
+            "other_errors": ", ".join(f"{kind} {n}" for kind, n in sorted(bot.errors.items())
+                                      if kind not in ("timeout", "crash", "invalid")),
         })  # fmt: skip
     return rows
 
@@ -164,7 +166,6 @@ def report_page(
         live=live,
         now=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
         key="-".join(map(str, snapshot.version_key)),
-        overload=f"{OVERLOAD:g}",
         rating_model=RATING_MODEL,
         bots=_bot_rows(report),
         names=[b.name for b in report.bots],
