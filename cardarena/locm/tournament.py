@@ -14,6 +14,7 @@ built-in agent seeds, so the replay command stored with every game
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import sys
@@ -55,6 +56,7 @@ PROBE_S = 1.0
 """How long each bot command is run, without input, before the first game: a command
 that exits with an error status within this time (``python3 missing.py``, a Java
 class that does not exist) is a usage error, not a tournament of crashes."""
+FREEZE_POLL_S = 0.005
 TIMEOUT = "timeout"
 KIND_OF_REASON = {EndReason.INVALID_OUTPUT: "invalid", EndReason.ABORTED_EMPTY_LINE: "empty line"}
 """The error kind of a game a bot ended, by the referee's end reason; a missing answer
@@ -114,9 +116,23 @@ class TimedPlayer:
         if line is None:
             self.quiet_exit = timeout_s is None or elapsed < timeout_s * CRASH_MARGIN
             self.too_long = bool(getattr(self.inner, "overflowed", False))
-            after = self._sample(check_priority=True)
-            self.starved = starvation.starved(self._before, after, timeout_s)
+            if not (self.quiet_exit or self.too_long):  # a timeout: was it starved?
+                await self._frozen(timeout_s)
+                after = self._sample(check_priority=True)
+                self.starved = starvation.starved(self._before, after, timeout_s)
         return line
+
+    async def _frozen(self, bound_s: float | None) -> None:
+        """Wait (at most ``bound_s``, 1 s if None) until the bot's cgroup is frozen: a task
+        still queued for a CPU has its wait counted only once it runs, which freezing makes
+        it do. Not frozen by then, the wait is under-counted: never a replay by mistake."""
+        cgroup = getattr(self.inner, "cgroup", None)
+        if cgroup is None:
+            return
+        deadline = time.monotonic() + (bound_s or 1.0)
+        with contextlib.suppress(OSError):
+            while not cgroup.frozen() and time.monotonic() < deadline:
+                await asyncio.sleep(FREEZE_POLL_S)
 
     def _sample(self, check_priority: bool = False) -> starvation.Sample | None:
         """The bot's CPU time and waits for a CPU now: its cgroup's, or for an in-process

@@ -12,9 +12,10 @@ run and not been let: over the turn that timed out, measured on the bot's own ta
   (the kernel's ``run_delay`` in ``/proc/PID/task/TID/schedstat``) — it was not asleep
   or blocked by choice: a sleeping bot waits for nothing (its own busy threads competing
   for the cores would have run on them, and shown as CPU time);
-* none of its tasks lowered its own priority (a nice value above the referee's, or the
-  ``SCHED_BATCH``/``SCHED_IDLE`` policies, which an unprivileged process cannot undo):
-  a bot that made itself the machine's last choice starved itself.
+* none of its tasks lowered its own priority (a nice value above the referee's, the
+  ``SCHED_BATCH``/``SCHED_IDLE`` policies, or its session's autogroup nice value above
+  the referee's — none of which an unprivileged process can undo): a bot that made
+  itself the machine's last choice starved itself.
 
 Threads that exited during the turn take their waits with them: the measure can only
 under-count, so its errors never replay a game. Where a bot has no cgroup (no CPU time
@@ -85,6 +86,16 @@ def _slowed(task: str, nice: int) -> bool:
         return False
 
 
+def _autogroup_nice(process: str) -> int:
+    """The nice value of the process's autogroup (its session's share of the CPU, where
+    the kernel groups by session), 0 where there is none."""
+    try:
+        with open(f"{process}/autogroup", "rb") as file:
+            return int(file.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _sample(cpu_ns: int | None, tasks: list[str], check_priority: bool) -> Sample | None:
     if cpu_ns is None:
         return None
@@ -98,7 +109,11 @@ def _sample(cpu_ns: int | None, tasks: list[str], check_priority: bool) -> Sampl
     slowed = False
     if check_priority:
         nice = os.getpriority(os.PRIO_PROCESS, 0)
-        slowed = any(_slowed(task, nice) for task in waits)
+        group_nice = _autogroup_nice("/proc/self")
+        processes = {task.partition("/task/")[0] for task in waits if "/task/" in task}
+        slowed = any(_slowed(task, nice) for task in waits) or any(
+            _autogroup_nice(process) > group_nice for process in processes
+        )
     return Sample(cpu_ns, waits, slowed)
 
 
