@@ -27,6 +27,7 @@ from ..tournaments.schedule import GameSpec, schedule
 from ..tournaments.store import (
     REFEREE,
     GameRecord,
+    StoreError,
     TournamentStore,
     compress_log,
 )
@@ -57,6 +58,8 @@ PROBE_S = 1.0
 that exits with an error status within this time (``python3 missing.py``, a Java
 class that does not exist) is a usage error, not a tournament of crashes."""
 FREEZE_POLL_S = 0.005
+FREEZE_WAIT_S = 2.0
+"""At most this long after a timeout for the bot to be frozen before its waits are read."""
 TIMEOUT = "timeout"
 KIND_OF_REASON = {EndReason.INVALID_OUTPUT: "invalid", EndReason.ABORTED_EMPTY_LINE: "empty line"}
 """The error kind of a game a bot ended, by the referee's end reason; a missing answer
@@ -123,15 +126,16 @@ class TimedPlayer:
         return line
 
     async def _frozen(self, bound_s: float | None) -> None:
-        """Wait (at most ``bound_s``, 1 s if None) until the bot's cgroup is frozen: a task
-        still queued for a CPU has its wait counted only once it runs, which freezing makes
-        it do. Not frozen by then, the wait is under-counted: never a replay by mistake."""
+        """Wait (at most the turn's limit, and FREEZE_WAIT_S) until the bot's cgroup is
+        frozen (or empty: it exited late): a task still queued for a CPU has its wait
+        counted only once it runs, which freezing makes it do. Not frozen by then, the wait
+        is under-counted: never a replay by mistake."""
         cgroup = getattr(self.inner, "cgroup", None)
         if cgroup is None:
             return
-        deadline = time.monotonic() + (bound_s or 1.0)
+        deadline = time.monotonic() + min(bound_s or FREEZE_WAIT_S, FREEZE_WAIT_S)
         with contextlib.suppress(OSError):
-            while not cgroup.frozen() and time.monotonic() < deadline:
+            while not cgroup.frozen() and cgroup.pids() and time.monotonic() < deadline:
                 await asyncio.sleep(FREEZE_POLL_S)
 
     def _sample(self, check_priority: bool = False) -> starvation.Sample | None:
@@ -268,6 +272,29 @@ def retry_summary(counts: dict[tuple[str, bool], int]) -> str:
         text += (f"; keeping {sum(kept.values())} game(s) lost by the bot's own doing "
                  f"({listed}): a crash or an answer it chose is never played again")  # fmt: skip
     return text
+
+
+def charge_stored_empty_lines(store: TournamentStore) -> int:
+    """Charge the 1.0/1.2 empty-line aborts an earlier version stored with no culprit (so
+    counted half a win each) to the bot that sent the line, found in the stored log (the
+    first round whose answer is an empty line: the official runner aborts at once, on
+    player 0's deck-building answer before player 1's). Returns how many were charged."""
+    charged = 0
+    for key in store.uncharged(EndReason.ABORTED_EMPTY_LINE.name):
+        try:
+            log = store.log(key)
+        except StoreError:
+            continue  # an unreadable log: the game stays as it was stored
+        outputs = log.get("outputs", {}) if log else {}
+        seats = [outputs.get(str(seat)) for seat in (0, 1)]
+        if not all(isinstance(answers, list) for answers in seats):
+            continue
+        for first, second in zip(*seats, strict=False):
+            seat = 0 if first == "\n" else 1 if second == "\n" else None
+            if seat is not None:
+                charged += store.charge(key, seat, KIND_OF_REASON[EndReason.ABORTED_EMPTY_LINE])
+                break
+    return charged
 
 
 def load_per_core() -> float | None:
@@ -490,6 +517,10 @@ def run_tournament(
     _probe_bots(list(commands.values()), sandbox, hidden, bot_env)
     with TournamentStore(db) as store:
         store.configure(settings, commands)
+        if charged := charge_stored_empty_lines(store):
+            why = "an earlier version counted them half each"
+            print(f"locm: charged {charged} stored empty-line abort(s) to the bots that sent "
+                  f"the line ({why})", file=sys.stderr)  # fmt: skip
         if retry_errors:
             print(f"locm: --retry-errors: {retry_summary(store.error_counts())}", file=sys.stderr)
             store.discard((REFEREE,), overloaded_timeouts=True)

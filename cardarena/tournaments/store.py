@@ -570,6 +570,20 @@ class TournamentStore:
             cursor = self.db.execute(query, list(error_kinds))
         return cursor.rowcount
 
+    def uncharged(self, end_reason: str) -> list[str]:
+        """The keys of the games that ended for ``end_reason`` with no seat charged."""
+        query = "SELECT key FROM games WHERE end_reason = ? AND error_seat IS NULL"
+        return [row[0] for row in self.db.execute(query, (end_reason,))]
+
+    def charge(self, key: str, seat: int, kind: str) -> bool:
+        """Charge a stored game that names no culprit to ``seat`` (error ``kind``, the other
+        seat its winner): rows an earlier version wrote. The game keeps its number."""
+        query = ("UPDATE games SET error_seat = ?, error_kind = ?, winner = ? "
+                 "WHERE key = ? AND error_seat IS NULL")  # fmt: skip
+        with self.transaction():
+            cursor = self.db.execute(query, (seat, kind, 1 - seat, key))
+        return cursor.rowcount == 1
+
     def error_counts(self) -> dict[tuple[str, bool], int]:
         """How many games each error kind ended, per (kind, measured overloaded)."""
         overloaded = "overloaded = 1" if "overloaded" in self._columns else "0"

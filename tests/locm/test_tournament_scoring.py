@@ -99,6 +99,23 @@ def test_sore_losers_score_nothing_and_retry_errors_replays_none(
         f"and 0 referee failure(s); keeping {charged} game(s) lost by the bot's own doing ({kept})"
     )
     assert expected in again.stderr
+    # A database an earlier version wrote: its empty-line aborts name no one (half a win
+    # each) and it has no 'overloaded' column. The report reads it as it is; the same
+    # command run again charges them, from the stored logs, and plays nothing new.
+    with sqlite3.connect(db) as connection:
+        connection.execute(
+            "UPDATE games SET error_seat = NULL, error_kind = NULL, winner = NULL "
+            "WHERE end_reason = 'ABORTED_EMPTY_LINE'"
+        )
+        connection.execute("ALTER TABLE games DROP COLUMN overloaded")
+    old = json.loads(locm("report", "--db", str(db), "--json").stdout)["bots"]["sore"]
+    assert old["draws"] == sore["losses"] and old["errors"] == {}
+    resumed = locm(*args)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"charged {sore['losses']} stored empty-line abort(s)" in resumed.stderr
+    assert "played 0 new games" in resumed.stderr
+    now = json.loads(locm("report", "--db", str(db), "--json").stdout)["bots"]["sore"]
+    assert now == sore
 
 
 def test_an_over_long_line_is_charged_as_too_long_and_not_a_crash(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from ...pages import asset, content_policy, render, trusted
 from ..store import GameRecord, reading
-from .model import RATING_MODEL, Report, build_report, wilson_interval
+from .model import RATING_MODEL, Report, build_report, scored_winner, wilson_interval
 
 PICTURES = ("matrix.png", "ratings.png")
 Row = dict[str, object]
@@ -105,7 +105,8 @@ def _game_rows(
     ordered = sorted(records, key=lambda r: -numbers.get(r.key, 0))  # newest first
     for record in ordered:
         seats = (record.first, record.second)
-        outcome = record.result if record.winner is None else f"{seats[record.winner]} wins"
+        winner = scored_winner(record)
+        outcome = record.result if winner is None else f"{seats[winner]} wins"
         error = ""
         if record.error_kind:
             who = "" if record.error_seat is None else seats[record.error_seat] + " "

@@ -144,6 +144,13 @@ RATING_MODEL = f"{ratings.MODEL}; interval: rating ± 1.96 sigma"
 """What the report says about its ratings (text, JSON, page and picture)."""
 
 
+def scored_winner(record: GameRecord) -> int | None:
+    """The seat a game counts as won by: the opponent of a seat charged with an error
+    (whatever its kind, whatever else is stored), else the stored winner; None: half each.
+    The one scoring rule of every report, rating and ladder."""
+    return record.winner if record.error_seat is None else 1 - record.error_seat
+
+
 def build_report(
     bots: Sequence[str], records: Sequence[GameRecord], settings: Mapping[str, str] | None = None
 ) -> Report:
@@ -159,7 +166,7 @@ def build_report(
     counted = [r for r in records if r.result != "error" and r.error_kind != REFEREE]
     for record in counted:
         seats = (record.first, record.second)
-        winner = record.winner if record.error_seat is None else 1 - record.error_seat
+        winner = scored_winner(record)
         for seat, name in enumerate(seats):
             other = seats[1 - seat]
             bot, pair = stats[name], matrix[name][other]
