@@ -14,6 +14,7 @@ built-in agent seeds, so the replay command stored with every game
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import sys
@@ -21,17 +22,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..tournaments.report import OVERLOAD
 from ..tournaments.runner import run_tasks
 from ..tournaments.schedule import GameSpec, schedule
 from ..tournaments.store import (
+    REFEREE,
     GameRecord,
+    StoreError,
     TournamentStore,
     compress_log,
 )
 from .engine.params import GameParameters, resolve_parameters
 from .engine.rules import DEFAULT_VERSION, FULL_POOL_LEAGUE, ruleset
 from .engine.state import EndReason, Phase
+from .referee import starvation
 from .referee.cgroups import DEFAULT_MEMORY_MB, warn_if_crowded
 from .referee.game_loop import (
     BUILTIN_PREFIX,
@@ -44,7 +47,7 @@ from .referee.game_loop import (
     make_player,
     play_game,
 )
-from .referee.players import Player, ProcessPlayer, StartError
+from .referee.players import InProcessPlayer, Player, ProcessPlayer, StartError
 from .referee.sandbox import available as sandbox_available
 from .referee.sandbox import private_paths
 
@@ -55,9 +58,15 @@ PROBE_S = 1.0
 """How long each bot command is run, without input, before the first game: a command
 that exits with an error status within this time (``python3 missing.py``, a Java
 class that does not exist) is a usage error, not a tournament of crashes."""
-RETRY_KINDS = ("crash", "referee")
-"""``--retry-errors`` replays the games a bot lost by crashing, referee failures, and
-timeouts that happened while the machine was overloaded."""
+FREEZE_POLL_S = 0.005
+FREEZE_WAIT_S = 2.0
+"""At most this long after a timeout for the bot to be frozen before its waits are read."""
+TIMEOUT = "timeout"
+KIND_OF_REASON = {EndReason.INVALID_OUTPUT: "invalid", EndReason.ABORTED_EMPTY_LINE: "empty line"}
+"""The error kind of a game a bot ended, by the referee's end reason; a missing answer
+(TIMEOUT) is a ``timeout``, a ``crash`` or ``too long``, and any other reason that names
+a player (one added later) is that reason's name in words (``OUT_OF_MEMORY``: ``out of
+memory``): charged to the bot, a loss, whatever its kind."""
 
 
 @dataclass(frozen=True)
@@ -88,14 +97,20 @@ class TimedPlayer:
         self.battle_ms: list[float] = []
         self.quiet_exit = False
         """True if its last missing answer came early: it exited or closed its output."""
+        self.too_long = False
+        """True if its last missing answer was a line longer than the runner reads."""
+        self.starved: bool | None = None
+        """For its last missing answer: starved of CPU by the machine (:mod:`.starvation`)."""
         self._sent = 0.0
         self._battle = False
+        self._before: starvation.Sample | None = None
 
     async def start(self) -> None:
         await self.inner.start()
 
     async def send(self, text: str, state: object, player: int) -> None:
         self._battle = getattr(state, "phase", None) == Phase.BATTLE
+        self._before = self._sample()  # (a bot process is frozen here: off its clock)
         self._sent = time.perf_counter()
         await self.inner.send(text, state, player)  # type: ignore[arg-type]
 
@@ -106,7 +121,35 @@ class TimedPlayer:
             self.battle_ms.append(elapsed * 1000)
         if line is None:
             self.quiet_exit = timeout_s is None or elapsed < timeout_s * CRASH_MARGIN
+            self.too_long = bool(getattr(self.inner, "overflowed", False))
+            if not (self.quiet_exit or self.too_long):  # a timeout: was it starved?
+                await self._frozen(timeout_s)
+                after = self._sample(check_priority=True)
+                self.starved = starvation.starved(self._before, after, timeout_s)
         return line
+
+    async def _frozen(self, bound_s: float | None) -> None:
+        """Wait (at most the turn's limit, and FREEZE_WAIT_S) until the bot's cgroup is
+        frozen (or empty: it exited late): a task still queued for a CPU has its wait
+        counted only once it runs, which freezing makes it do. Not frozen by then, the wait
+        is under-counted: never a replay by mistake."""
+        cgroup = getattr(self.inner, "cgroup", None)
+        if cgroup is None:
+            return
+        deadline = time.monotonic() + min(bound_s or FREEZE_WAIT_S, FREEZE_WAIT_S)
+        with contextlib.suppress(OSError):
+            while not cgroup.frozen() and cgroup.pids() and time.monotonic() < deadline:
+                await asyncio.sleep(FREEZE_POLL_S)
+
+    def _sample(self, check_priority: bool = False) -> starvation.Sample | None:
+        """The bot's CPU time and waits for a CPU now: its cgroup's, or for an in-process
+        agent the referee's thread (it thinks there); None where not measurable."""
+        cgroup = getattr(self.inner, "cgroup", None)
+        if cgroup is not None:
+            return starvation.sample_group(cgroup, check_priority)
+        if isinstance(self.inner, InProcessPlayer):
+            return starvation.sample_thread(check_priority)
+        return None
 
     def take_stderr(self) -> str | None:
         return self.inner.take_stderr()
@@ -190,35 +233,93 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
     except (StartError, Exception) as error:
         # A referee failure (not a bot's fault) costs this game only, recorded.
         detail = f"{type(error).__name__}: {error}"
-        return _record(task, players, started, None, "error", "ERROR", None, "referee", detail)
+        return _record(task, players, started, None, "error", "ERROR", None, REFEREE, detail)
     reason = outcome.end_reason
     error_seat = outcome.error_player
-    kind = None
+    winner = outcome.winner
+    kind = overloaded = detail = None
+    if outcome.aborted_by is not None:
+        # The official runner gives no result (the log says so, as it would); the bot
+        # that sent the empty line is charged: a loss, never a way out of one.
+        error_seat, winner = outcome.aborted_by, 1 - outcome.aborted_by
+        detail = f"${error_seat} answered an empty line: the official runner aborts the game"
+    elif error_seat is not None and outcome.summaries:
+        detail = outcome.summaries[-1]
     if error_seat is not None:
-        if reason == EndReason.INVALID_OUTPUT:
-            kind = "invalid"
-        elif outcome.out_of_memory[error_seat]:
-            kind = "memory"
-        elif players[error_seat].quiet_exit:
-            kind = "crash"
+        if outcome.out_of_memory[error_seat]:
+            kind, overloaded = "memory", None
         else:
-            kind = "timeout"
+            kind, overloaded = _error_kind(reason, players[error_seat])
     if outcome.scores is None:
         result = "aborted"
-    elif outcome.winner is None:
+    elif winner is None:
         result = "draw"
     else:
         result = "win"
-    why: str | None = None
     if error_seat is not None and kind == "memory":
         budget = players[error_seat].memory_budget or 0
-        why = f"out of memory (over its {budget >> 20} MB budget)"
-    elif error_seat is not None and outcome.summaries:
-        why = outcome.summaries[-1]
+        detail = f"out of memory (over its {budget >> 20} MB budget)"
     return _record(
-        task, players, started, outcome.winner, result, reason.name, error_seat, kind, why,
-        log=compress_log(outcome.log), load=load_per_core(),
+        task, players, started, winner, result, reason.name, error_seat, kind, detail,
+        log=compress_log(outcome.log), load=load_per_core(), overloaded=overloaded,
     )  # fmt: skip
+
+
+def _error_kind(reason: EndReason, player: TimedPlayer) -> tuple[str, bool | None]:
+    """The error kind charged to ``player`` and, for a timeout, whether it was starved
+    of CPU by the machine (None: not measured)."""
+    if reason in KIND_OF_REASON:
+        return KIND_OF_REASON[reason], None
+    if reason != EndReason.TIMEOUT:
+        return reason.name.lower().replace("_", " "), None
+    if player.too_long:
+        return "too long", None
+    if player.quiet_exit:
+        return "crash", None
+    return TIMEOUT, player.starved
+
+
+def retry_summary(counts: dict[tuple[str, bool], int]) -> str:
+    """What ``--retry-errors`` plays again and what it keeps, from the stored error counts
+    ((kind, measured overloaded) -> games)."""
+    again = sum(n for (kind, over), n in counts.items() if kind == TIMEOUT and over)
+    referee = sum(n for (kind, _), n in counts.items() if kind == REFEREE)
+    kept: dict[str, int] = {}
+    for (kind, over), n in sorted(counts.items()):
+        if kind == REFEREE or (kind == TIMEOUT and over):
+            continue
+        label = "timeout (the bot had the CPU or was not measured)" if kind == TIMEOUT else kind
+        kept[label] = kept.get(label, 0) + n
+    text = (f"playing again {again} game(s) lost to a timeout while the machine starved "
+            f"the bot of CPU, and {referee} referee failure(s)")  # fmt: skip
+    if kept:
+        listed = ", ".join(f"{kind} {n}" for kind, n in kept.items())
+        text += (f"; keeping {sum(kept.values())} game(s) lost by the bot's own doing "
+                 f"({listed}): a crash or an answer it chose is never played again")  # fmt: skip
+    return text
+
+
+def charge_stored_empty_lines(store: TournamentStore) -> int:
+    """Charge the 1.0/1.2 empty-line aborts an earlier version stored with no culprit (so
+    counted half a win each) to the bot that sent the line, found in the stored log (the
+    first round whose answer is an empty line: the official runner aborts at once, on
+    player 0's deck-building answer before player 1's). Returns how many were charged."""
+    charged = 0
+    for key in store.uncharged(EndReason.ABORTED_EMPTY_LINE.name):
+        try:
+            log = store.log(key)
+        except StoreError:
+            continue  # an unreadable log: the game stays as it was stored
+        outputs = log.get("outputs", {}) if log else {}
+        seats = [outputs.get(str(seat)) for seat in (0, 1)]
+        if not all(isinstance(answers, list) for answers in seats):
+            continue
+        for first, second in zip(*seats, strict=False):
+            seat = 0 if first == "\n" else 1 if second == "\n" else None
+            if seat is not None:
+                charged += store.charge(key, seat, KIND_OF_REASON[EndReason.ABORTED_EMPTY_LINE])
+                break
+    return charged
 
 
 def load_per_core() -> float | None:
@@ -232,7 +333,7 @@ def load_per_core() -> float | None:
 def lost_game(task: LocmGameTask, why: str) -> GameRecord:
     """A game whose worker died or whose referee failed: a referee failure, replayed
     on the next run of the same command."""
-    return _record(task, [], time.perf_counter(), None, "error", "ERROR", None, "referee", why)
+    return _record(task, [], time.perf_counter(), None, "error", "ERROR", None, REFEREE, why)
 
 
 def _record(
@@ -247,6 +348,7 @@ def _record(
     detail: str | None,
     log: bytes | None = None,
     load: float | None = None,
+    overloaded: bool | None = None,
 ) -> GameRecord:
     times = [p.battle_ms for p in players] if players else [[], []]
     spec = task.spec
@@ -273,6 +375,7 @@ def _record(
         replay=replay_command(task),
         log=log,
         load=load,
+        overloaded=overloaded,
     )
 
 
@@ -401,9 +504,11 @@ def run_tournament(
     """Play the missing games of a tournament into ``db``; return how many were played.
 
     Games stored as referee failures (a worker lost, the referee failed) are
-    always played again; with ``retry_errors`` so are games a bot lost by
-    crashing (e.g. its command was broken and has been fixed since) and
-    timeouts under overload (load per core above ``OVERLOAD``).
+    always played again; with ``retry_errors`` so are the games a bot lost to a
+    timeout while it was measured starved of CPU by the machine (:mod:`.referee.starvation`),
+    and only those: never a crash, an empty line, an invalid or over-long answer, nor a
+    timeout the bot spent thinking, sleeping or at a priority it lowered itself (what it
+    does and does not play again is printed on stderr).
 
     Bot commands run sandboxed if ``sandbox`` and the machine supports it (else one
     warning here, in the parent, and the workers run them unsandboxed). A sandboxed bot
@@ -451,10 +556,15 @@ def run_tournament(
     _probe_bots(list(commands.values()), sandbox, hidden, bot_env, memory_mb)
     with TournamentStore(db) as store:
         store.configure(settings, commands)
+        if charged := charge_stored_empty_lines(store):
+            why = "an earlier version counted them half each"
+            print(f"locm: charged {charged} stored empty-line abort(s) to the bots that sent "
+                  f"the line ({why})", file=sys.stderr)  # fmt: skip
         if retry_errors:
-            store.discard(RETRY_KINDS, timeouts_above_load=OVERLOAD)
+            print(f"locm: --retry-errors: {retry_summary(store.error_counts())}", file=sys.stderr)
+            store.discard((REFEREE,), overloaded_timeouts=True)
         else:
-            store.discard(("referee",))
+            store.discard((REFEREE,))
         done = store.done_keys()
         missing = [spec for spec in specs if spec.key not in done]
         tasks = [

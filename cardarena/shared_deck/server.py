@@ -312,7 +312,8 @@ class GameServer:
                 start_serving=False,
             )
         except OSError as error:
-            raise NetworkError.about("listen on", self.config.host, self.config.port, error) from None
+            where = (self.config.host, self.config.port)
+            raise NetworkError.about("listen on", *where, error) from None
         self.loop.set_exception_handler(self._loop_error)
         self.checker = SecretChecker(
             self.loop, self.config.login_threads, self.config.login_checks_per_address

@@ -60,15 +60,24 @@ CREATE TABLE IF NOT EXISTS games (
     replay TEXT NOT NULL,
     finished_at TEXT NOT NULL,
     log BLOB,
-    load REAL
+    load REAL,
+    overloaded INTEGER
 );
 """
 
 RESULTS = ("win", "draw", "aborted", "error")
 """win: someone won; draw: the game ended with no winner; aborted: the official
-runner would have given no result; error: the referee itself failed."""
-ERROR_KINDS = ("timeout", "crash", "invalid", "memory", "referee")
-"""``memory``: the bot went over its memory budget (the kernel killed it, out of memory)."""
+runner would have given no result (where one bot caused it, e.g. an empty line in
+LOCM 1.0/1.2, it is charged: ``error_seat`` and ``error_kind`` name it and the other
+seat is the ``winner``); error: the referee itself failed."""
+REFEREE = "referee"
+"""The error kind of a game the platform failed (a worker lost, a referee error): no
+bot's doing, left out of the statistics and always played again."""
+ERROR_KINDS = ("timeout", "crash", "invalid", "empty line", "too long", "memory", REFEREE)
+"""The error kinds LOCM records; a game may name any other kind (a new way for a bot to
+lose, e.g. ``out of memory``): an error charged to a seat is that seat's loss whatever
+its kind, and the report counts each kind. ``memory``: the bot went over its memory
+budget (the kernel killed it, out of memory)."""
 
 
 FILE_MODE = 0o600
@@ -208,8 +217,13 @@ class GameRecord:
     """The zlib-compressed JSON game log."""
     finished_at: str = ""
     load: float | None = None
-    """The machine's load per core (1-minute average / cores) when the game ended:
-    above 1, bots were competing for CPU and a timeout may be the machine's fault."""
+    """The machine's load per core (1-minute average / cores) when the game ended
+    (informative: a bot can raise it itself, so no decision is made from it)."""
+    overloaded: bool | None = None
+    """For a timeout: True if the bot was measured starved of CPU by the machine in the
+    turn it ran out of time (the only games ``--retry-errors`` replays), False if it
+    was measured and was not; None if not a timeout, or not measured (no cgroup, or a
+    database from before this column)."""
 
 
 def compress_log(log: Mapping[str, Any]) -> bytes:
@@ -271,6 +285,10 @@ def _checked(row: dict[str, Any], path: str) -> GameRecord:
         raise bad("second", "another bot than first")
     if row.get("log") is not None and not isinstance(row["log"], bytes):
         raise bad("log", "compressed bytes or NULL")
+    if row.get("overloaded") not in (None, 0, 1) or isinstance(row.get("overloaded"), float):
+        raise bad("overloaded", "0, 1 or NULL")
+    if row.get("overloaded") is not None:
+        row = {**row, "overloaded": bool(row["overloaded"])}
     return GameRecord(**row)
 
 
@@ -400,6 +418,8 @@ class TournamentStore:
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(games)")}
         if "load" not in columns:
             self.db.execute("ALTER TABLE games ADD COLUMN load REAL")
+        if "overloaded" not in columns:
+            self.db.execute("ALTER TABLE games ADD COLUMN overloaded INTEGER")
 
     def _game_columns(self) -> list[str]:
         present = {row[1] for row in self.db.execute("PRAGMA table_info(games)")}
@@ -539,21 +559,38 @@ class TournamentStore:
             return row[0], None
         return row[0], decompress_log(row[1], f"the log of game {number} in {self.path}")
 
-    def discard(
-        self, error_kinds: Sequence[str], *, timeouts_above_load: float | None = None
-    ) -> int:
+    def discard(self, error_kinds: Sequence[str], *, overloaded_timeouts: bool = False) -> int:
         """Delete the games recorded with these error kinds (and, with
-        ``timeouts_above_load``, the timeouts that happened at a higher load per
-        core), so that they are played again. Returns how many were deleted."""
+        ``overloaded_timeouts``, the timeouts measured while the bot was starved of CPU by
+        the machine), so that they are played again. Returns how many were deleted."""
         marks = ", ".join("?" for _ in error_kinds) or "NULL"
         query = f"DELETE FROM games WHERE error_kind IN ({marks})"
-        values: list[object] = list(error_kinds)
-        if timeouts_above_load is not None:
-            query += " OR (error_kind = 'timeout' AND load > ?)"
-            values.append(timeouts_above_load)
+        if overloaded_timeouts:
+            query += " OR (error_kind = 'timeout' AND overloaded = 1)"
         with self.transaction():
-            cursor = self.db.execute(query, values)
+            cursor = self.db.execute(query, list(error_kinds))
         return cursor.rowcount
+
+    def uncharged(self, end_reason: str) -> list[str]:
+        """The keys of the games that ended for ``end_reason`` with no seat charged."""
+        query = "SELECT key FROM games WHERE end_reason = ? AND error_seat IS NULL"
+        return [row[0] for row in self.db.execute(query, (end_reason,))]
+
+    def charge(self, key: str, seat: int, kind: str) -> bool:
+        """Charge a stored game that names no culprit to ``seat`` (error ``kind``, the other
+        seat its winner): rows an earlier version wrote. The game keeps its number."""
+        query = ("UPDATE games SET error_seat = ?, error_kind = ?, winner = ? "
+                 "WHERE key = ? AND error_seat IS NULL")  # fmt: skip
+        with self.transaction():
+            cursor = self.db.execute(query, (seat, kind, 1 - seat, key))
+        return cursor.rowcount == 1
+
+    def error_counts(self) -> dict[tuple[str, bool], int]:
+        """How many games each error kind ended, per (kind, measured overloaded)."""
+        overloaded = "overloaded = 1" if "overloaded" in self._columns else "0"
+        query = (f"SELECT error_kind, {overloaded}, COUNT(*) FROM games "
+                 "WHERE error_kind IS NOT NULL GROUP BY 1, 2")  # fmt: skip
+        return {(str(kind), bool(over)): int(n) for kind, over, n in self.db.execute(query)}
 
     def count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM games").fetchone()[0])

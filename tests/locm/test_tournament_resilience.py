@@ -182,7 +182,7 @@ def _die_on_odd(task: int) -> str:
 WRAPPER = "import sys\nsys.argv = [sys.argv[0], {mode!r}, '0']\nexec(open({bot!r}).read())\n"
 
 
-def test_broken_bot_commands_are_usage_errors_and_retry_errors_replays_crashes(
+def test_broken_bot_commands_are_usage_errors_and_retry_errors_keeps_crashes(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "b.db"
@@ -205,12 +205,17 @@ def test_broken_bot_commands_are_usage_errors_and_retry_errors_replays_crashes(
     with sqlite3.connect(db) as connection:
         kinds = [r[0] for r in connection.execute("SELECT error_kind FROM games")]
     assert kinds == ["crash"] * 4
-    # ...fixed, the same command plays nothing new; --retry-errors replays the crashes.
+    # ...fixed, the same command plays nothing new, and --retry-errors replays no crash (a
+    # bot that crashes when behind must not get its losses replayed): it says so. The
+    # fixed bot plays its games into a new database.
     missing.write_text(WRAPPER.format(mode="play", bot=str(BOTS / "simple_bot.py")))
     assert "played 0 new games" in locm(*args).stderr
     retried = locm(*args, "--retry-errors")
-    assert retried.returncode == 0 and "played 4 new games" in retried.stderr, retried.stderr
-    with sqlite3.connect(db) as connection:
+    assert retried.returncode == 0 and "played 0 new games" in retried.stderr, retried.stderr
+    assert "keeping 4 game(s) lost by the bot's own doing (crash 4)" in retried.stderr
+    fresh = [arg if arg != str(db) else str(tmp_path / "fixed.db") for arg in args]
+    assert "played 4 new games" in locm(*fresh).stderr
+    with sqlite3.connect(tmp_path / "fixed.db") as connection:
         kinds = [r[0] for r in connection.execute("SELECT error_kind FROM games")]
     assert len(kinds) == 4 and "crash" not in kinds
 

@@ -231,3 +231,29 @@ def test_exports(report, tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert len(cells) == 6  # every ordered pair
     text = report_text(report)
     assert "5 games" in text and "1 referee errors" in text
+
+
+def test_an_error_charged_to_a_seat_is_its_loss_whatever_its_kind() -> None:
+    """A sore loser's empty line (the official runner aborts: no winner stored by older
+    versions), and a kind the report has never heard of, are the charged bot's losses;
+    each kind is counted, and the rating follows the score."""
+    sore = [
+        record("S", "G", r, None, result="aborted", error_seat=0, error_kind="empty line")
+        for r in range(3)
+    ] + [
+        record("G", "S", 0, None, result="aborted", error_seat=1, error_kind="empty line"),
+        record("G", "S", 1, 0, error_seat=1, error_kind="out of memory"),
+        record("G", "S", 2, None, result="aborted"),  # no one charged (e.g. the time quota)
+    ]
+    report = build_report(["S", "G"], sore)
+    s = next(b for b in report.bots if b.name == "S")
+    g = next(b for b in report.bots if b.name == "G")
+    assert (s.games, s.wins, s.losses, s.draws) == (6, 0, 5, 1)
+    assert s.rate == pytest.approx(0.5 / 6)
+    assert s.errors == {"empty line": 4, "out of memory": 1}
+    assert (s.timeouts, s.crashes, s.invalid_outputs) == (0, 0, 0)
+    assert g.errors == {} and g.rate == pytest.approx(5.5 / 6)
+    assert s.rating < 0 < g.rating
+    text = report_text(report)
+    assert "errors charged, each a lost game: S empty line 4, out of memory 1" in text
+    assert report.to_json()["bots"]["S"]["errors"] == {"empty line": 4, "out of memory": 1}

@@ -134,8 +134,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     )  # fmt: skip
     tournament.add_argument(
         "--retry-errors", action="store_true",
-        help="play again the games a bot lost by crashing (e.g. a command fixed since) or by "
-        "a timeout while the machine was overloaded; referee failures are always played again",
+        help="also play again the games a bot lost to a timeout while the machine starved it of "
+        "CPU (never a crash or an answer the bot chose; it says what it keeps); referee "
+        "failures are always played again",
     )  # fmt: skip
     tournament.add_argument("--backend", choices=BACKENDS, default="process")
     tournament.add_argument("--address", help="Ray cluster address (--backend ray), e.g. auto")

@@ -109,6 +109,8 @@ class GameOutcome:
     out_of_memory: tuple[bool, bool] = (False, False)
     """Per player: its answer was missing because it went over its memory budget (the
     kernel killed a process of its cgroup): it lost, out of memory."""
+    aborted_by: int | None = None
+    """1.0/1.2: the player whose empty line aborted the game (``scores`` is then None)."""
 
 
 def make_player(
@@ -376,6 +378,7 @@ def _outcome(
         summaries=list(game.summaries),
         log=log,
         early_exits=early_exits,
+        aborted_by=game.aborted_by,
     )
 
 

@@ -193,6 +193,17 @@ class ProcessPlayer:
         """True if the bot's process tree is frozen outside its turns (its own cgroup)."""
         return self._cgroup is not None
 
+    @property
+    def cgroup(self) -> cgroups.BotCgroup | None:
+        """The bot's own cgroup while it runs (None where none could be had): a tournament
+        reads its CPU time per turn (:mod:`.starvation`)."""
+        return self._cgroup
+
+    @property
+    def overflowed(self) -> bool:
+        """True once the bot wrote a line longer than the runner reads (lost as a timeout)."""
+        return self._lines.overflowed
+
     async def start(self) -> None:
         command = self.command
         if check_command(command):

@@ -204,6 +204,9 @@ class ProtocolGame:
         self.summaries: list[str] = []
         """The official game summary lines (``$0``/``$1`` are the players' tokens)."""
         self.error_player: int | None = None
+        self.aborted_by: int | None = None
+        """1.0/1.2: the player whose empty line aborted the game (the official runner names
+        no one and gives no result; a tournament charges it to that player)."""
         self.frames = 0
         self.quota_ms = 0
         self.queue: list[ParsedAction] = []
@@ -284,6 +287,7 @@ class ProtocolGame:
             self._error(player, f"${player} timeout!", EndReason.TIMEOUT)
             return True
         if line == "" and self.rules.empty_line_aborts:
+            self.aborted_by = player
             self.state.abort(EndReason.ABORTED_EMPTY_LINE)
             self.scores = (0, 0)
             return True

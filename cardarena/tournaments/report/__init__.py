@@ -6,6 +6,13 @@
 an HTML page (each game linked to a page the game provides).
 """
 
-from .model import OVERLOAD, BotStats, PairStats, Report, build_report, wilson_interval
+from .model import BotStats, PairStats, Report, build_report, scored_winner, wilson_interval
 
-__all__ = ["OVERLOAD", "BotStats", "PairStats", "Report", "build_report", "wilson_interval"]
+__all__ = [
+    "BotStats",
+    "PairStats",
+    "Report",
+    "build_report",
+    "scored_winner",
+    "wilson_interval",
+]

@@ -18,14 +18,14 @@ def write_csv(report: Report, directory: str) -> list[str]:
         writer.writerow(
             ["bot", "games", "wins", "losses", "draws", "win_rate", "rating", "rating_low",
              "rating_high", "mean_turn_ms", "max_turn_ms", "timeouts", "crashes",
-             "invalid_outputs", "out_of_memory", "overloaded_timeouts", "rating_model"]
+             "invalid_outputs", "out_of_memory", "overloaded_timeouts", "rating_model", "errors"]
         )  # fmt: skip
         for b in report.bots:
             writer.writerow(
                 [b.name, b.games, b.wins, b.losses, b.draws, _num(b.rate), _num(b.rating),
                  _num(b.rating_low), _num(b.rating_high), _num(b.mean_turn_ms),
                  _num(b.max_turn_ms), b.timeouts, b.crashes, b.invalid_outputs,
-                 b.out_of_memory, b.overloaded_timeouts, RATING_MODEL]
+                 b.out_of_memory, b.overloaded_timeouts, RATING_MODEL, _kinds(b.errors)]
             )  # fmt: skip
     matrix_path = os.path.join(directory, "matrix.csv")
     with open(matrix_path, "w", newline="", encoding="utf-8") as out:
@@ -50,6 +50,11 @@ def write_json(report: Report, directory: str) -> str:
         json.dump(report.to_json(), out, indent=2)
         out.write("\n")
     return path
+
+
+def _kinds(errors: dict[str, int]) -> str:
+    """Every error kind charged to a bot with its count: ``crash=1;empty line=4``."""
+    return ";".join(f"{kind}={n}" for kind, n in sorted(errors.items()))
 
 
 def _num(value: float | None) -> str:

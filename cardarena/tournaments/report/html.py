@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from ...pages import asset, content_policy, render, trusted
 from ..store import GameRecord, reading
-from .model import OVERLOAD, RATING_MODEL, Report, build_report, wilson_interval
+from .model import RATING_MODEL, Report, build_report, scored_winner, wilson_interval
 
 PICTURES = ("matrix.png", "ratings.png")
 Row = dict[str, object]
@@ -71,6 +71,8 @@ def _bot_rows(report: Report) -> list[Row]:
             "timeouts": bot.timeouts, "overloaded_timeouts": bot.overloaded_timeouts,
             "crashes": bot.crashes, "invalid_outputs": bot.invalid_outputs,
             "out_of_memory": bot.out_of_memory,
+            "other_errors": ", ".join(f"{kind} {n}" for kind, n in sorted(bot.errors.items())
+                                      if kind not in ("timeout", "crash", "invalid", "memory")),
         })  # fmt: skip
     return rows
 
@@ -104,7 +106,8 @@ def _game_rows(
     ordered = sorted(records, key=lambda r: -numbers.get(r.key, 0))  # newest first
     for record in ordered:
         seats = (record.first, record.second)
-        outcome = record.result if record.winner is None else f"{seats[record.winner]} wins"
+        winner = scored_winner(record)
+        outcome = record.result if winner is None else f"{seats[winner]} wins"
         error = ""
         if record.error_kind:
             who = "" if record.error_seat is None else seats[record.error_seat] + " "
@@ -165,7 +168,6 @@ def report_page(
         live=live,
         now=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
         key="-".join(map(str, snapshot.version_key)),
-        overload=f"{OVERLOAD:g}",
         rating_model=RATING_MODEL,
         bots=_bot_rows(report),
         names=[b.name for b in report.bots],

@@ -4,13 +4,17 @@ Renderers draw it: :mod:`.text`, :mod:`.files` (CSV, JSON), :mod:`.png`, :mod:`.
 
 Conventions (also in docs/tournaments.md):
 
-* A game without a winner (a draw, or a run the official runner would abort)
-  counts half a win for each side; games the referee itself failed are left out.
+* A game with an error charged to a seat (``error_seat``: a timeout, crash, invalid or
+  over-long answer, an empty line that made the official runner abort, or any other
+  kind) is that seat's loss and the other's win, whatever else is stored; each bot's
+  errors are counted by kind. Misbehaving never pays.
+* A game without a winner and with no one charged (a draw, a run the official runner
+  aborts for no bot's doing) counts half a win for each side; games the referee itself
+  failed are left out.
 * Win rates carry Wilson score 95% intervals.
-* A timeout is also counted apart as *overloaded* when the machine's load per
-  core (1-minute load average / cores, stored with the game) was above
-  ``OVERLOAD``: bots were then waiting for a CPU, and the timeout may be the
-  machine's fault rather than the bot's.
+* A timeout is also counted apart as *overloaded* when the bot was measured starved of
+  CPU by the machine in that turn (stored with the game): the machine's fault rather
+  than the bot's, and what ``--retry-errors`` plays again.
 * Ratings: the Bradley-Terry model on the Elo scale, fitted to all games at once by
   maximum likelihood (:mod:`.ratings`), so they do not depend on the order the games
   finished in; the interval is ``rating ± 1.96 sigma``. Equal ratings are ordered by
@@ -25,12 +29,10 @@ from dataclasses import asdict, dataclass, field
 from statistics import NormalDist
 from typing import Any
 
-from ..store import GameRecord
+from ..store import REFEREE, GameRecord
 from . import ratings
 
 Z95 = NormalDist().inv_cdf(0.975)
-OVERLOAD = 1.0
-"""Load per core above which a timeout is reported as happening under overload."""
 
 
 def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
@@ -88,7 +90,9 @@ class BotStats:
     out_of_memory: int = 0
     """Games lost by going over the bot's memory budget (error kind ``memory``)."""
     overloaded_timeouts: int = 0
-    """Of the timeouts, those that happened while the machine was overloaded."""
+    """Of the timeouts, those measured while the machine starved the bot of CPU."""
+    errors: dict[str, int] = field(default_factory=dict)
+    """Every error charged to the bot (each one a lost game), by kind."""
 
     @property
     def rate(self) -> float | None:
@@ -142,6 +146,13 @@ RATING_MODEL = f"{ratings.MODEL}; interval: rating ± 1.96 sigma"
 """What the report says about its ratings (text, JSON, page and picture)."""
 
 
+def scored_winner(record: GameRecord) -> int | None:
+    """The seat a game counts as won by: the opponent of a seat charged with an error
+    (whatever its kind, whatever else is stored), else the stored winner; None: half each.
+    The one scoring rule of every report, rating and ladder."""
+    return record.winner if record.error_seat is None else 1 - record.error_seat
+
+
 def build_report(
     bots: Sequence[str], records: Sequence[GameRecord], settings: Mapping[str, str] | None = None
 ) -> Report:
@@ -154,18 +165,19 @@ def build_report(
     stats = {name: BotStats(name) for name in names}
     matrix = {a: {b: PairStats() for b in names if b != a} for a in names}
     turn_ms_total = dict.fromkeys(names, 0.0)
-    counted = [r for r in records if r.result != "error"]
+    counted = [r for r in records if r.result != "error" and r.error_kind != REFEREE]
     for record in counted:
         seats = (record.first, record.second)
+        winner = scored_winner(record)
         for seat, name in enumerate(seats):
             other = seats[1 - seat]
             bot, pair = stats[name], matrix[name][other]
             bot.games += 1
             pair.games += 1
-            if record.winner is None:
+            if winner is None:
                 bot.draws += 1
                 pair.draws += 1
-            elif record.winner == seat:
+            elif winner == seat:
                 bot.wins += 1
                 pair.wins += 1
             else:
@@ -178,9 +190,11 @@ def build_report(
             turn_ms_total[name] += mean_ms * turns
             bot.max_turn_ms = max(bot.max_turn_ms, max_ms)
             if record.error_seat == seat:
+                kind = record.error_kind or "error"
+                bot.errors[kind] = bot.errors.get(kind, 0) + 1
                 if record.error_kind == "timeout":
                     bot.timeouts += 1
-                    if record.load is not None and record.load > OVERLOAD:
+                    if record.overloaded:
                         bot.overloaded_timeouts += 1
                 elif record.error_kind == "crash":
                     bot.crashes += 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .model import OVERLOAD, RATING_MODEL, Report, wilson_interval
+from .model import RATING_MODEL, Report, wilson_interval
 
 
 def report_text(report: Report) -> str:
@@ -29,12 +29,18 @@ def report_text(report: Report) -> str:
             f" {b.invalid_outputs:7d} {b.out_of_memory:4d}"
         )
     lines.append(f"ratings: {RATING_MODEL}; equal ratings ordered by the games between them")
+    charged = [b for b in report.bots if b.errors]
+    if charged:
+        lines.append("errors charged, each a lost game: " + "; ".join(
+            f"{b.name} " + ", ".join(f"{kind} {n}" for kind, n in sorted(b.errors.items()))
+            for b in charged
+        ))  # fmt: skip
     overloaded = [b for b in report.bots if b.overloaded_timeouts]
     if overloaded:
         counts = ", ".join(f"{b.name} {b.overloaded_timeouts}" for b in overloaded)
         lines.append(
-            f"timeouts while the machine was overloaded (load per core > {OVERLOAD:g}): "
-            f"{counts} (possibly the machine's fault, not the bot's)"
+            f"timeouts while the machine starved the bot of CPU: {counts} "
+            "(the machine's fault: --retry-errors plays them again)"
         )
     lines.append("")
     lines.append("win rate of the row against the column (both seats) [95% CI]")
