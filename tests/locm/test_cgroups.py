@@ -392,6 +392,24 @@ def test_a_tournament_gives_every_bot_its_own_cgroup(tmp_path: Path, tag: str) -
     assert leaked_since(before) == set()
 
 
+def readable_by_nobody(folder: Path) -> tuple[str, dict[str, str]]:
+    """(the pass bot's command, the environment) for a referee run as nobody from
+    ``folder``: a copy of the package, the pass bot and the seccomp binding in a folder
+    anyone can read, so the test passes wherever it is cloned (a clone in root's home or a
+    0700 temporary folder cannot be entered by nobody) and whatever Python runs it."""
+    import pyseccomp
+
+    folder.chmod(0o755)
+    shutil.copytree(ROOT / "cardarena", folder / "cardarena",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.so"))  # fmt: skip
+    shutil.copy(pyseccomp.__file__, folder / "pyseccomp.py")
+    shutil.copy(BOTS / "pass_bot.sh", folder / "pass_bot.sh")
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    env = {"HOME": "/", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(folder)}
+    return f"/bin/sh {folder / 'pass_bot.sh'}", env
+
+
 def test_off_and_unavailable_fall_back_with_one_warning(tmp_path: Path) -> None:
     passer = f"/bin/sh {BOTS / 'pass_bot.sh'}"  # any user can run it
     base = [*LOCM, "play", "-p1", passer, "-p2", "builtin:greedy", "--no-sandbox",
@@ -405,9 +423,15 @@ def test_off_and_unavailable_fall_back_with_one_warning(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("needs root to run the referee as another user")
     nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
-    env = dict(os.environ, CARDARENA_CGROUPS="auto", HOME="/", PYTHONDONTWRITEBYTECODE="1")
-    done = subprocess.run([*nobody, *base], cwd=ROOT, capture_output=True, text=True, env=env,
-                          timeout=120)  # fmt: skip
+    shared = Path(tempfile.mkdtemp(prefix="cardarena-nobody-", dir="/tmp"))
+    try:
+        passer, readable = readable_by_nobody(shared)
+        base[base.index("-p1") + 1] = passer
+        env = dict(os.environ, CARDARENA_CGROUPS="auto", **readable)
+        done = subprocess.run([*nobody, *base], cwd=shared, capture_output=True, text=True,
+                              env=env, timeout=120)  # fmt: skip
+    finally:
+        shutil.rmtree(shared)
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and "background processes can take CPU" in lines[0], lines
@@ -477,16 +501,16 @@ def test_a_delegated_cgroup_v2_serves_an_unprivileged_referee() -> None:
         delegated.mkdir()
         for name in ("", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control"):
             os.chown(delegated / name, 65534, 65534)
-        folder.chmod(0o777)
+        passer, readable = readable_by_nobody(folder)
+        folder.chmod(0o777)  # nobody writes the log here
         log = folder / "game.json"
-        passer = f"/bin/sh {BOTS / 'pass_bot.sh'}"  # any user can run it
         enter = f'echo $$ > "{delegated}/cgroup.procs" && exec "$@"'
         done = subprocess.run(
             ["/bin/sh", "-c", enter, "enter", "setpriv", "--reuid=65534", "--regid=65534",
              "--clear-groups", "--", *LOCM, "play", "-p1", passer, "-p2", "builtin:greedy",
              "--time-scale", "10", "-l", str(log)],
-            cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-            env=dict(os.environ, HOME="/", PYTHONDONTWRITEBYTECODE="1", CARDARENA_CGROUPS="v2"),
+            cwd=folder, capture_output=True, text=True, timeout=120, check=False,
+            env=dict(os.environ, CARDARENA_CGROUPS="v2", **readable),
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         # Frozen and measured; but the memory controller is not handed down to the delegated
