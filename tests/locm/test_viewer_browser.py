@@ -229,3 +229,28 @@ def test_stderr_is_shown_collapsible(page: Any, tmp_path: Path) -> None:
     assert page.locator("#stderr-0").inner_text().strip() == "answer 1"
     page.locator("#stderr-box-0 summary").click()
     assert not page.locator("#stderr-0").is_visible()
+
+
+def test_the_end_banner_says_a_crash_is_a_crash(page: Any, tmp_path: Path) -> None:
+    # The official log calls it TIMEOUT (no line in time); the banner says what happened.
+    import subprocess
+    import sys
+
+    crasher = f"{sys.executable} {Path(__file__).parent / 'bots' / 'simple_bot.py'} crash 3"
+    path = tmp_path / "crash.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "cardarena.locm", "play", "-p1", crasher, "-p2", "builtin:random",
+         "--version", "1.2", "-d", "seed=5", "-l", str(path), "--no-sandbox",
+         "--time-scale", "10"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    log = json.loads(path.read_text())
+    assert log["cardarena"]["endReason"] == "TIMEOUT" and log["cardarena"]["exited"] == [
+        True, False,
+    ]  # fmt: skip
+    page.goto(write_page(tmp_path, log).as_uri() + "#frame=100000")
+    page.wait_for_selector("body[data-ready='1']", timeout=WAIT_MS)
+    banner = page.locator("#end")
+    assert banner.is_visible()
+    assert "player 0 crashed" in banner.inner_text() and "timed out" not in banner.inner_text()

@@ -204,7 +204,7 @@ async def run_game(
         await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
     oom = (out_of_memory[0], out_of_memory[1])
     outcome = _outcome(game, recorder, players, time_control, (early_exits[0], early_exits[1]),
-                       oom)  # fmt: skip
+                       oom, (exited[0], exited[1]))  # fmt: skip
     return dataclasses.replace(outcome, exited=(exited[0], exited[1]), out_of_memory=oom)
 
 
@@ -335,6 +335,7 @@ def _outcome(
     time_control: TimeControl,
     early_exits: tuple[str | None, str | None] = (None, None),
     out_of_memory: tuple[bool, bool] = (False, False),
+    exited: tuple[bool, bool] = (False, False),
 ) -> GameOutcome:
     state = game.state
     params = state.params
@@ -365,7 +366,9 @@ def _outcome(
             "timeScale": time_control.scale if time_control.enabled else None,
         }
         | _cpu_times(players)
-        | _memory(players, out_of_memory),
+        | _memory(players, out_of_memory)
+        # A crash reads "TIMEOUT" in the official log: this says the bot's process ended.
+        | ({"exited": list(exited)} if any(exited) else {}),
     )
     return GameOutcome(
         version=state.version,

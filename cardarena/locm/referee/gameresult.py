@@ -240,3 +240,41 @@ def answers_from_log(result: Mapping[str, Any]) -> tuple[list[str], list[str]]:
         lines = result.get("outputs", {}).get(key, [])
         answers.append([entry[:-1] if entry.endswith("\n") else entry for entry in lines if entry])
     return answers[0], answers[1]
+
+
+def end_cause(
+    reason: EndReason,
+    error_player: int | None,
+    *,
+    exited: Sequence[bool] = (False, False),
+    out_of_memory: Sequence[bool] = (False, False),
+) -> str:
+    """Why a game ended, in words a person reads on an end banner. The official log calls
+    a crash a timeout (the runner got no line in time); ``exited`` and ``out_of_memory``
+    (the log's ``cardarena`` entries) say what really happened to the bot."""
+    who = f"player {error_player}"
+    if reason == EndReason.TIMEOUT and error_player is not None:
+        if out_of_memory[error_player]:
+            return f"{who} ran out of memory (over its budget) and was stopped"
+        if exited[error_player]:
+            return f"{who} crashed (its process ended without answering)"
+        return f"{who} timed out (no answer in time)"
+    texts = {
+        EndReason.HEALTH: "health reached 0",
+        EndReason.DECK_OUT: "deck out: the loser drew from an empty deck",
+        EndReason.TURN_LIMIT: "turn limit: the loser drew after turn 50",
+        EndReason.INVALID_OUTPUT: f"{who} sent an invalid output",
+        EndReason.ABORTED_TIME_QUOTA: f"{who} used up its 30 s time quota: no result",
+        EndReason.ABORTED_EMPTY_LINE: f"{who} answered an empty line: the official runner "
+        "aborts the game, no result",
+        EndReason.FRAME_LIMIT: "the 1,400-frame limit: no winner",
+    }
+    return texts.get(reason, reason.name.lower().replace("_", " "))
+
+
+def flags_of(entry: object) -> tuple[bool, bool]:
+    """A per-player pair of flags from a log (``exited``, ``outOfMemory``), read leniently:
+    anything but two booleans (an older or crafted log) reads as (False, False)."""
+    if isinstance(entry, list) and len(entry) == 2 and all(isinstance(f, bool) for f in entry):
+        return entry[0], entry[1]
+    return False, False

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..engine.cards import Card
 from ..engine.state import Action, ActionType, Creature, Phase, State
+from ..referee.gameresult import end_cause, flags_of
 from ..referee.replay import LogReplay, ReplayError, readable_tokens
 
 FRAMES_FORMAT = "cardarena.locm.viewer/1"
@@ -239,6 +240,10 @@ class _Builder:
         end["events"] = self._events()
         end["winner"] = game.winner
         end["reason"] = game.end_reason.name.lower().replace("_", " ")
+        ours = self.replay.log.get("cardarena") or {}
+        end["cause"] = end_cause(game.end_reason, game.error_player,
+                                 exited=flags_of(ours.get("exited")),
+                                 out_of_memory=flags_of(ours.get("outOfMemory")))  # fmt: skip
         end["scores"] = list(game.scores) if game.scores is not None else None
 
 

@@ -128,7 +128,8 @@
     end.dataset.reason = frame.reason;
     const text = frame.winner === null ? "No winner" : playerName(frame.winner) + " wins";
     end.appendChild(el("b", frame.winner === null ? "" : "p" + frame.winner, text));
-    end.appendChild(el("span", "", " — " + frame.reason + (frame.scores ? " · scores " + frame.scores.join(" : ") : " · no result")));
+    const cause = frame.cause || frame.reason;  // logs viewed before causes were in words
+    end.appendChild(el("span", "", " — " + cause + (frame.scores ? " · scores " + frame.scores.join(" : ") : " · no result")));
   }
 
   /* ---- navigation ---- */
