@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -511,63 +512,96 @@ DEMO_PLAYERS = (
 )
 
 
+DEMO_STOP_SECONDS = 5.0
+"""How long a demo bot may take to exit after SIGTERM before it is killed."""
+
+
 async def _demo(args: argparse.Namespace) -> int:
     """Fresh database, four players, four bot processes, a few short tournaments; the
-    database is temporary, and deleted at the end (a line says so)."""
-    with tempfile.TemporaryDirectory(prefix="shared-deck-demo-") as directory:
-        db = Path(directory) / "demo.db"
-        with contextlib.closing(Store(db)) as store:
-            secrets = {name: store.add_player(name) for name, _ in DEMO_PLAYERS}
-        config = ServerConfig(
-            db_path=db,
-            port=0,
-            turn_seconds=args.turn_seconds,
-            rules=RuleSet(turns_per_match=args.turns_per_match),
-            seed=args.seed,
-            start_after_logins=len(DEMO_PLAYERS),
-        )
-        server = GameServer(config)
-        host, port = await server.start()
-        print(f"demo server on {host}:{port}, database {db}", flush=True)
-        bots = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "cardarena.shared_deck.cli",
-                    "bot",
-                    "--name",
-                    name,
-                    "--strategy",
-                    strategy,
-                    "--host",
-                    host,
-                    "--port",
-                    str(port),
-                    "--seed",
-                    str(index),
-                ],
-                env={**os.environ, SECRET_ENV: secrets[name]},
-                stderr=subprocess.DEVNULL,
-            )
-            for index, (name, strategy) in enumerate(DEMO_PLAYERS)
-        ]
-        try:
-            await server.wait_for_saved_tournaments(args.tournaments)
-        finally:
-            for bot in bots:
-                bot.terminate()
-            for bot in bots:
-                bot.wait()
-            await server.stop()
-        with contextlib.closing(Store(db, read_only=True)) as store:
-            print(format_results(store))
+    database is temporary, and deleted at the end (a line says so).
+
+    Ctrl-C and SIGTERM set an event instead of cancelling whatever is awaited at that
+    moment: however early or late they come, the demo stops its bots (bounded waits, then
+    SIGKILL) and its server, deletes its database and says so (KeyboardInterrupt)."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        with tempfile.TemporaryDirectory(prefix="shared-deck-demo-") as directory:
+            db = Path(directory) / "demo.db"
+            finished = await _demo_in(args, db, stop)
+            if finished:
+                with contextlib.closing(Store(db, read_only=True)) as store:
+                    print(format_results(store))
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+    if not finished:
+        raise KeyboardInterrupt
     print(
         f"demo database {db} deleted (it was temporary; `shared-deck add-player` and"
         " `shared-deck serve` keep theirs)",
         flush=True,
     )
     return 0
+
+
+async def _demo_in(args: argparse.Namespace, db: Path, stop: asyncio.Event) -> bool:
+    """Run the demo on database ``db`` until its tournaments are saved (True) or ``stop`` is
+    set (False); the bots and the server are stopped either way."""
+    with contextlib.closing(Store(db)) as store:
+        secrets = {name: store.add_player(name) for name, _ in DEMO_PLAYERS}
+    config = ServerConfig(
+        db_path=db,
+        port=0,
+        turn_seconds=args.turn_seconds,
+        rules=RuleSet(turns_per_match=args.turns_per_match),
+        seed=args.seed,
+        start_after_logins=len(DEMO_PLAYERS),
+    )
+    server = GameServer(config)
+    host, port = await server.start()
+    bots: list[subprocess.Popen[bytes]] = []
+    try:
+        print(f"demo server on {host}:{port}, database {db}", flush=True)
+        for index, (name, strategy) in enumerate(DEMO_PLAYERS):
+            if stop.is_set():
+                return False
+            bots.append(subprocess.Popen(
+                [sys.executable, "-m", "cardarena.shared_deck.cli", "bot", "--name", name,
+                 "--strategy", strategy, "--host", host, "--port", str(port), "--seed",
+                 str(index)],
+                env={**os.environ, SECRET_ENV: secrets[name]},
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # stopped by the demo, not by the terminal's Ctrl-C
+            ))  # fmt: skip
+        saved = asyncio.ensure_future(server.wait_for_saved_tournaments(args.tournaments))
+        stopped = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait((saved, stopped), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            saved.cancel()
+            stopped.cancel()
+        return saved.done() and not saved.cancelled() and not stop.is_set()
+    finally:
+        await _stop_bots(bots)
+        await server.stop()
+
+
+async def _stop_bots(bots: Sequence[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM every bot, then wait (bounded, without blocking the event loop) for each to
+    exit, and SIGKILL those still running: every one is reaped."""
+    for bot in bots:
+        with contextlib.suppress(ProcessLookupError):
+            bot.terminate()
+    deadline = time.monotonic() + DEMO_STOP_SECONDS
+    for bot in bots:
+        while bot.poll() is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait()
 
 
 if __name__ == "__main__":

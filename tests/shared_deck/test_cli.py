@@ -342,3 +342,41 @@ def test_a_database_that_does_not_exist_is_not_created(
         f"shared-deck {command[0]}: database {missing} does not exist (it is made by {creator})"
     ]
     assert list(tmp_path.iterdir()) == []
+
+
+DEMO_STOPPED_WITHIN_S = 15.0
+"""A Ctrl-C'd demo must be gone within this (it takes well under a second on a quiet
+machine: bots get SIGTERM, then SIGKILL after 5 s; the slack is for a loaded one)."""
+
+
+@pytest.mark.parametrize(
+    "moment",
+    ["base seed", "demo server on", "tournament 1 started", "tournament 1 stored",
+     "tournament 2 started"],
+)  # fmt: skip
+def test_ctrl_c_at_any_moment_of_the_demo_stops_it_and_its_bots(moment: str) -> None:
+    # Once a SIGINT a few seconds in left the demo running for minutes, its bots unreaped.
+    demo = subprocess.Popen(
+        [*CLI, "demo", "--tournaments", "3", "--turn-seconds", "0.05", "--turns-per-match", "8"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    assert demo.stdout is not None
+    seen: list[str] = []
+    for line in demo.stdout:  # the moment: as soon as the demo says it got there
+        seen.append(line)
+        if moment in line:
+            break
+    assert moment in seen[-1], "".join(seen)
+    port = next((line.split(":")[-1].split(",")[0] for line in seen if "demo server on" in line),
+                None)  # fmt: skip
+    os.killpg(demo.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+    began = time.monotonic()
+    rest = demo.communicate(timeout=120)[0]
+    took = time.monotonic() - began
+    assert took < DEMO_STOPPED_WITHIN_S, f"{took:.1f} s"
+    assert demo.returncode == 130, "".join(seen) + rest
+    assert rest.splitlines()[-1].startswith("shared-deck demo: interrupted; its bots were stopped")
+    if port is not None:  # no bot of this demo left
+        left = subprocess.run(["pgrep", "-f", f"shared_deck.cli bot .*--port {port} "],
+                              capture_output=True, text=True, check=False)  # fmt: skip
+        assert left.stdout == "", left.stdout
