@@ -14,6 +14,7 @@ import http.server
 import json
 import os
 import resource
+import select
 import socket
 import subprocess
 import sys
@@ -173,6 +174,35 @@ def test_1100_idle_connections_at_ulimit_1024_leave_the_persons_game_whole(
     stderr = "".join(game.stderr)
     assert not any(sign in stderr for sign in BROKEN), stderr
     assert "connection cap 64 reached" in stderr
+
+
+def test_spectators_waiting_for_news_leave_the_person_room(play: type[Played]) -> None:
+    """A spectator's request for news waits (up to 20 s) and is never closed for a newcomer;
+    before, spectators' requests could hold every connection and the person's move got a
+    503. Now half the places at most wait for spectators; the others are answered 503 at
+    once (the page tries again in 2 s), and the person's move lands."""
+    game = play("-p1", "human", "-p2", "builtin:random", "--version", "1.2", "-d", "seed=9",
+                "--max-connections", "8")  # fmt: skip
+    decision = game.decision()
+    path = game.watch_url[len(game.origin) :] + f"state?after={game.view_now()['seq']}"
+    head = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{game.port}\r\n\r\n".encode()
+    spectators = [game.connect() for _ in range(8)]
+    for sock in spectators:
+        sock.sendall(head)
+    answered: dict[socket.socket, bytes] = {}
+    deadline = TIMEOUT_S
+    while len(answered) < 4:  # those beyond the spectators' places, at once
+        ready, _, _ = select.select([s for s in spectators if s not in answered], [], [], deadline)
+        assert ready, f"only {len(answered)} spectators answered"
+        for sock in ready:
+            answered[sock] = sock.recv(4096)
+    assert all(answer.startswith(b"HTTP/1.1 503") for answer in answered.values()), answered
+    status, body = game.move({"id": decision["id"], "auto": True})
+    assert status == 200, body
+    for sock in spectators:  # the waiting ones hear of the move
+        if sock not in answered:
+            assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+        sock.close()
 
 
 def test_a_wrong_host_is_421_and_the_right_ones_play(play: type[Played]) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import resource
 import secrets
 import signal
 import threading
@@ -83,7 +84,8 @@ class Addresses:
 
 
 def _same(text: str, secret: str) -> bool:
-    return hmac.compare_digest(text.encode(), secret.encode())
+    """In constant time; an address may hold any text, lone surrogates included."""
+    return hmac.compare_digest(text.encode("utf-8", "surrogatepass"), secret.encode())
 
 
 @dataclass
@@ -124,11 +126,15 @@ def _cookie_name(request: Any) -> str:
     return f"locm-play-{sockname[1] if sockname else 0}"
 
 
-def make_app(session: GameSession, keys: Keys, middlewares: tuple[Any, ...] = ()) -> Any:
+def make_app(session: GameSession, keys: Keys, middlewares: tuple[Any, ...] = (),
+             spectators: int = 32) -> Any:  # fmt: skip
     """The aiohttp application of one game: ``/<keys.play>/`` plays, ``/<keys.watch>/``
     watches, ``/open/<one-time code>`` lets a browser in to ``/play/``; ``middlewares`` run
-    first."""
+    first. At most ``spectators`` requests of spectators wait for news at once (a waiting
+    request is never closed for a newcomer: the person's requests need the other places)."""
     from aiohttp import web
+
+    waiting = [0]
 
     def role(request: web.Request) -> str:
         token = request.match_info.get("token", "")
@@ -169,7 +175,17 @@ def make_app(session: GameSession, keys: Keys, middlewares: tuple[Any, ...] = ()
             have = max(0, int(request.query.get("have", "0")))
         except ValueError:
             raise web.HTTPBadRequest(text="after and have are numbers\n") from None
-        await session.wait_change(after, POLL_S)
+        if seat is not None:
+            await session.wait_change(after, POLL_S)
+        elif waiting[0] < spectators:
+            waiting[0] += 1
+            try:
+                await session.wait_change(after, POLL_S)
+            finally:
+                waiting[0] -= 1
+        elif session.seq <= after:  # the page tries again in 2 s
+            return web.Response(status=503, text="too many spectators: try again later\n",
+                                headers={"Retry-After": "2"})  # fmt: skip
         return json_response(session.view(seat, have))
 
     async def move(request: web.Request) -> web.Response:
@@ -244,14 +260,19 @@ async def play_session(
 
     limits = limits or httpguard.HttpLimits()
     bots = len(session.specs) - len(session.humans)
+    # The limit is not raised, as locm serve raises it: the bots inherit it, and some
+    # runtimes close every descriptor up to it when they start.
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    descriptors = 1 << 20 if soft == resource.RLIM_INFINITY else soft
     try:
-        cap = httpguard.fitted_cap(limits.max_connections, httpguard.raise_descriptor_limit(),
+        cap = httpguard.fitted_cap(limits.max_connections, descriptors,
                                    descriptor_reserve(bots), "locm play")  # fmt: skip
     except ValueError as error:
         raise ServeError(str(error)) from None
     guard = httpguard.ConnectionGuard(limits, httpguard.HostCheck(host, allowed_hosts), cap)
     keys = Keys()
-    app = make_app(session, keys, (guard.middleware(), httpguard.same_origin_json_posts()))
+    middlewares = (guard.middleware(), httpguard.same_origin_json_posts())
+    app = make_app(session, keys, middlewares, spectators=max(1, cap // 2))
     runner = web.AppRunner(app, access_log=None, keepalive_timeout=limits.idle_seconds)
     await runner.setup()
     try:
