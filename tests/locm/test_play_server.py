@@ -1,5 +1,5 @@
 """The server of ``locm play -p1 human`` against other people's clients: real ``locm play``
-processes, real sockets on loopback, a real Chromium (issue #38, point 5).
+processes, real sockets on loopback, a real Chromium.
 
 Whatever anyone else sends, the person's game goes on: connections are capped below the
 descriptor limit (the referee's and the bot's descriptors kept apart) and timed, the Host
@@ -118,7 +118,7 @@ def play() -> Iterator[type[Played]]:
 
 
 def idle_connections(game: Played, count: int) -> list[socket.socket]:
-    """``count`` connections that send nothing: the attack of issue #38 (each one a
+    """``count`` connections that send nothing: the reported attack (each one a
     descriptor of the server, were it to keep them all)."""
     return [game.connect() for _ in range(count)]
 
