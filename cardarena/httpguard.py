@@ -1,4 +1,5 @@
-"""Limits for the project's small HTTP servers (``locm serve``, the Shared Deck dashboard).
+"""Limits for the project's small HTTP servers (``locm serve``, the Shared Deck dashboard,
+the page of ``locm play -p1 human``).
 
 Why: aiohttp keeps every connection it accepts until the client goes or a long keep-alive
 timer fires, and counts none of them, so idle sockets could take every descriptor of the
@@ -16,13 +17,18 @@ and timed by the server, independently of the aiohttp version:
 - a request's head must have arrived ``head_seconds`` after its first byte (a client that
   trickles its headers one byte at a time is closed);
 - the ``Host`` header must name the address the server was bound to (DNS rebinding: a page
-  elsewhere whose name resolves to this machine cannot read it), see :class:`HostCheck`.
+  elsewhere whose name resolves to this machine cannot read it), see :class:`HostCheck`;
+- a server that takes POSTs takes them from its own pages only, as JSON
+  (:func:`same_origin_json_posts`).
 
-aiohttp is imported only by :meth:`ConnectionGuard.middleware` and :meth:`~ConnectionGuard.site`.
+The servers' command lines share the limits' options (:func:`add_http_options`). aiohttp is
+imported only by :meth:`ConnectionGuard.middleware`, :meth:`~ConnectionGuard.site` and
+:func:`same_origin_json_posts`.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import fcntl
@@ -417,3 +423,98 @@ class ConnectionGuard:
                         same.listen(KERNEL_BACKLOG)
 
         return GuardedSite(runner, backlog=BACKLOG)
+
+
+# ------------------------------------------------------------------ posts
+def same_origin_json_posts() -> Any:
+    """The aiohttp middleware of a server that takes POSTs from its own page only: every
+    request but GET and HEAD must be ``application/json`` (415 otherwise) and, where the
+    browser says where it comes from (``Origin``, ``Sec-Fetch-Site``), come from this very
+    origin (403 otherwise).
+
+    Why: a page elsewhere can make a browser send a ``text/plain`` or form POST anywhere,
+    with its cookies (a ``SameSite`` cookie too, from another port of the same host) and no
+    preflight; a JSON POST from another origin needs a CORS preflight, which these servers
+    never grant. Clients that are not browsers send neither header and are judged by the
+    address's token alone, as before."""
+    from aiohttp import web
+
+    @web.middleware
+    async def posts(
+        request: web.Request,
+        handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+    ) -> web.StreamResponse:
+        if request.method in ("GET", "HEAD"):
+            return await handler(request)
+        origin = request.headers.get("Origin")
+        site = request.headers.get("Sec-Fetch-Site")
+        if (origin is not None and origin != f"http://{request.host}") or site not in (
+            None, "same-origin",
+        ):  # fmt: skip
+            return web.Response(status=403, text="refused: this server takes requests from "
+                                "its own pages only\n")  # fmt: skip
+        if request.content_type != "application/json":
+            return web.Response(status=415, text="refused: send application/json\n")
+        return await handler(request)
+
+    return posts
+
+
+# ------------------------------------------------------------------ command lines
+def add_http_options(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    prefix: str = "",
+    server: str = "",
+    cap_note: str = "fewer to fit the descriptor limit",
+    host_option: str = "--host",
+) -> None:
+    """The limits' options of an HTTP server, worded alike in every command:
+    ``--max-connections``, ``--idle-timeout``, ``--header-timeout`` and ``--allow-host``.
+    ``prefix`` (``http-``) tells them apart where a command has another server, ``server``
+    (``dashboard``) names the one they are for; :func:`limits_from` reads them back."""
+    from .argtypes import count, positive_number
+
+    whose = f"the {server}'s " if server else ""
+    one = f"a {server} " if server else "a "
+    parser.add_argument(
+        f"--{prefix}max-connections",
+        type=count,
+        default=HttpLimits.max_connections,
+        help=f"{whose}open connections at most (default %(default)s, {cap_note}); at the "
+        "cap a new one closes the oldest idle one",
+    )
+    parser.add_argument(
+        f"--{prefix}idle-timeout",
+        type=positive_number,
+        default=HttpLimits.idle_seconds,
+        metavar="SECONDS",
+        help=f"close {one}connection with no request in progress after this long without a "
+        "byte (default %(default)s)",
+    )
+    parser.add_argument(
+        f"--{prefix}header-timeout",
+        type=positive_number,
+        default=HttpLimits.head_seconds,
+        metavar="SECONDS",
+        help=f"{one}request's headers must arrive within this long (default %(default)s)",
+    )
+    parser.add_argument(
+        f"--{prefix}allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=f"{f'the {server} also answers' if server else 'also answer'} requests whose Host "
+        f"header is NAME (repeatable; '*': any); by default only the {host_option} address "
+        "and, on loopback, localhost",
+    )
+
+
+def limits_from(args: argparse.Namespace, prefix: str = "") -> tuple[HttpLimits, tuple[str, ...]]:
+    """The limits and the allowed hosts given by :func:`add_http_options`' options."""
+    name = prefix.replace("-", "_")
+    limits = HttpLimits(
+        getattr(args, f"{name}max_connections"),
+        getattr(args, f"{name}idle_timeout"),
+        getattr(args, f"{name}header_timeout"),
+    )
+    return limits, tuple(getattr(args, f"{name}allow_host"))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from .. import __version__
 from ..argtypes import count, int_in, number_at_least, port, positive_number
-from ..httpguard import HttpLimits
+from ..httpguard import HttpLimits, add_http_options, limits_from
 from .bots import STRATEGIES, run_bot
 from .client import Reconnect, ServerError
 from .results import (
@@ -134,37 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="also serve the read-only web dashboard on this port (0: any free port)",
     )
     serve.add_argument("--http-host", help="where the dashboard listens (default: --host)")
-    serve.add_argument(
-        "--http-max-connections",
-        type=count,
-        default=HttpLimits.max_connections,
-        help="the dashboard's open connections at most (default %(default)s, at most 1/8 of the"
-        " descriptor limit; never taken from the players); at the cap a new one closes the"
-        " oldest idle one",
-    )
-    serve.add_argument(
-        "--http-idle-timeout",
-        type=positive_number,
-        default=HttpLimits.idle_seconds,
-        metavar="SECONDS",
-        help="close a dashboard connection with no request in progress after this long"
-        " without a byte (default %(default)s)",
-    )
-    serve.add_argument(
-        "--http-header-timeout",
-        type=positive_number,
-        default=HttpLimits.head_seconds,
-        metavar="SECONDS",
-        help="a dashboard request's headers must arrive within this long (default %(default)s)",
-    )
-    serve.add_argument(
-        "--http-allow-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="the dashboard also answers requests whose Host header is NAME (repeatable; '*':"
-        " any); by default only the --http-host address and, on loopback, localhost",
-    )
+    add_http_options(
+        serve, prefix="http-", server="dashboard", host_option="--http-host",
+        cap_note="at most 1/8 of the descriptor limit; never taken from the players",
+    )  # fmt: skip
     serve.add_argument(
         "--write-attempts",
         type=count,
@@ -424,13 +397,9 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"shared-deck serve: {error}", file=sys.stderr)
         return 2
     try:
-        limits = HttpLimits(
-            args.http_max_connections, args.http_idle_timeout, args.http_header_timeout
-        )
+        limits, allowed_hosts = limits_from(args, "http-")
         failure = asyncio.run(
-            _serve_until_done(
-                config, args.http_host, args.http_port, limits, tuple(args.http_allow_host)
-            )
+            _serve_until_done(config, args.http_host, args.http_port, limits, allowed_hosts)
         )
     except DatabaseLocked as error:
         print(f"shared-deck serve: {error}", file=sys.stderr)

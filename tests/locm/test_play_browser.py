@@ -37,10 +37,11 @@ NEXT_DECISION = 'body[data-decision]:not([data-decision="{old}"]), #end[data-win
 class Game:
     """``locm play`` with a human seat, running: its address and its output lines."""
 
-    def __init__(self, args: list[str]) -> None:
+    def __init__(self, args: list[str], **popen: Any) -> None:
+        """``popen``: more of Popen's arguments (``env``, ``preexec_fn``)."""
         self.process = subprocess.Popen(
             [sys.executable, "-m", "cardarena.locm", "play", *args],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen,
         )  # fmt: skip
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.stderr: list[str] = []
@@ -292,8 +293,9 @@ def test_only_the_printed_address_plays(page: Any, start: Any) -> None:
     page.goto(game.watch_url + "#delay=0")
     page.wait_for_selector("body[data-ready]", timeout=WAIT_MS)
     assert page.locator("[data-action]").count() == 0
-    status = page.evaluate("fetch('move', {method: 'POST', body: '{\"id\": 1, \"action\": "
-                           "\"PICK 0\"}'}).then((r) => r.status)")  # fmt: skip
+    status = page.evaluate("fetch('move', {method: 'POST', headers: {'Content-Type': "
+                           "'application/json'}, body: '{\"id\": 1, \"action\": \"PICK 0\"}'})"
+                           ".then((r) => r.status)")  # fmt: skip
     assert status == 403
     assert game.stop() == 130  # stopped during the game: as Ctrl-C stops any locm play
 

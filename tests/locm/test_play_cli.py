@@ -79,7 +79,8 @@ def test_stopping_mid_game_stops_the_bot(signum: int, status: int, tmp_path: Pat
             view = json.load(state)
         decision, seq = view["decision"], view["seq"]
     move = json.dumps({"id": decision["id"], "auto": True}).encode()
-    urllib.request.urlopen(urllib.request.Request(url + "move", move), timeout=TIMEOUT_S).close()
+    request = urllib.request.Request(url + "move", move, {"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=TIMEOUT_S).close()
     deadline = time.monotonic() + TIMEOUT_S
     while not pid_file.read_text(encoding="ascii").strip() if pid_file.exists() else True:
         assert time.monotonic() < deadline, "the bot never started"

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ...argtypes import port, positive_number
+from ...httpguard import add_http_options, limits_from
 from ..engine.params import GameParameters
 from ..referee.game_loop import GameOutcome, TimeControl
 
@@ -27,13 +28,20 @@ def add_options(play: argparse.ArgumentParser) -> None:
         help="the person's time per turn and per deck-building answer, shown as "
         "a countdown; running out is a timeout, as for a bot (default: no limit)",
     )
-    group.add_argument("--open", action="store_true", help="open the game's page in the browser")
+    group.add_argument(
+        "--open",
+        action="store_true",
+        help="open the game's page in the browser (through a one-time address: no token on "
+        "its command line)",
+    )
     group.add_argument(
         "--host",
         default="127.0.0.1",
         help="address the page is served on (default 127.0.0.1: this machine only)",
     )
     group.add_argument("--port", type=port, default=0, help="default 0: any free port")
+    add_http_options(group, cap_note="fewer to fit the descriptor limit, the referee's and "
+                     "the bots' kept apart")  # fmt: skip
 
 
 def play_human(
@@ -75,10 +83,13 @@ def play_human(
             print(line)
         sys.stdout.flush()
 
+    limits, allowed_hosts = limits_from(args)
+
     async def main() -> GameOutcome:
         session = GameSession((args.p1, args.p2), **session_args)  # type: ignore[arg-type]
         return await play_session(session, args.host, args.port, sys.stdout, sys.stderr,
-                                  on_end, open_browser=args.open)  # fmt: skip
+                                  on_end, open_browser=args.open, limits=limits,
+                                  allowed_hosts=allowed_hosts)  # fmt: skip
 
     asyncio.run(main())  # a port that cannot be used: ServeError, a ValueError (exit 2)
     return 0

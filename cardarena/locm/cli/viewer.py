@@ -9,8 +9,8 @@ import webbrowser
 from pathlib import Path
 
 from ... import pages
-from ...argtypes import count, port, positive_number
-from ...httpguard import HttpLimits
+from ...argtypes import count, port
+from ...httpguard import add_http_options, limits_from
 from ..engine.rules import VERSIONS
 from ..referee.replay import ReplayError, load_log
 from ..viewer.tournament_pages import ViewError, stored_log
@@ -59,8 +59,8 @@ def _cmd_view(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     from ..viewer.serve import serve
 
-    limits = HttpLimits(args.max_connections, args.idle_timeout, args.header_timeout)
-    return serve(args.db, args.host, args.port, limits, tuple(args.allow_host))
+    limits, allowed_hosts = limits_from(args)
+    return serve(args.db, args.host, args.port, limits, allowed_hosts)
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -90,35 +90,5 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
                        "127.0.0.1; 0.0.0.0 for every interface)")  # fmt: skip
     serve.add_argument("--port", type=port, default=8000, help="default 8000 (0: any free port)")
-    serve.add_argument(
-        "--max-connections",
-        type=count,
-        default=HttpLimits.max_connections,
-        help="open connections at most (default %(default)s, fewer to fit the "
-        "descriptor limit); at the cap a new one closes the oldest idle one",
-    )
-    serve.add_argument(
-        "--idle-timeout",
-        type=positive_number,
-        default=HttpLimits.idle_seconds,
-        metavar="SECONDS",
-        help="close a connection with no request in progress after this long "
-        "without a byte (default %(default)s)",
-    )
-    serve.add_argument(
-        "--header-timeout",
-        type=positive_number,
-        default=HttpLimits.head_seconds,
-        metavar="SECONDS",
-        help="a request's headers must arrive within this long (default %(default)s)",
-    )
-    serve.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="also answer requests whose Host header is NAME (repeatable; "
-        "'*': any); by default only the --host address and, on loopback, "
-        "localhost",
-    )
+    add_http_options(serve)
     serve.set_defaults(run=_cmd_serve)
