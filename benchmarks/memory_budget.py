@@ -1,4 +1,4 @@
-"""The issue's memory attack, with and without the bots' memory budgets.
+"""A bot's memory attack on its opponent and the referee, with and without memory budgets.
 
     sudo python benchmarks/memory_budget.py                  # a 700 MB cgroup around locm play
     sudo python benchmarks/memory_budget.py --around 1000 --hog 800

@@ -172,8 +172,9 @@ def test_a_bad_budget_is_one_line_and_exit_2(command: str, value: str) -> None:
 def test_short_of_memory_around_the_referee_a_bot_dies_not_the_referee(
     tmp_path: Path, tag: str
 ) -> None:
-    """The issue's attack: the referee in a 400 MB cgroup, a bot holding 1000 MB of memfd
-    pages within its default 768 MB budget... which does not fit. The kernel kills a bot
+    """Budgets that do not fit the memory around them: the referee in a 400 MB cgroup, a
+    bot trying to hold 1000 MB of memfd pages, its default 768 MB budget not reached. The
+    kernel kills a bot
     (``oom_score_adj``), never the referee, which writes its log; no bot reached its own
     budget, so none lost out of memory; the organiser was warned."""
     around = Path(MEMORY.parents[0]) / f"memory-test-{os.getpid()}-{tag[-8:]}"
