@@ -191,3 +191,21 @@ def test_hot_seat_two_people_take_turns_on_one_page() -> None:
     outcome = asyncio.run(play(new_session("1.2", ("human", "human")), both))
     assert outcome.log["cardarena"]["players"] == ["human 1", "human 2"]
     assert outcome.winner in (0, 1)
+
+
+def test_the_end_says_a_crashed_bot_crashed() -> None:
+    # The official log says TIMEOUT for a bot whose process ended: the page says "crashed".
+    import sys
+    from pathlib import Path
+
+    crasher = f"{sys.executable} {Path(__file__).parent / 'bots' / 'simple_bot.py'} crash 3"
+
+    async def main() -> tuple[GameOutcome, GameSession]:
+        session = new_session("1.2", ("human", crasher), sandbox=False)
+        return await play(session), session
+
+    outcome, session = asyncio.run(main())
+    assert outcome.winner == 0 and outcome.log["cardarena"]["endReason"] == "TIMEOUT"
+    end = session.view(0)["end"]
+    assert end["cause"] == "player 1 crashed (its process ended without answering)"
+    assert session.view(0)["frames"][-1]["cause"] == end["cause"]

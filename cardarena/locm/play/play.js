@@ -464,7 +464,7 @@
       text = e.winner === data.humans[0] ? "You win!" : "You lose — " + playerName(e.winner) + " wins";
     }
     end.appendChild(el("b", e.winner === null ? "" : "p" + e.winner, text));
-    end.appendChild(el("span", "", " — " + e.reason + (e.scores ? " · scores " + e.scores.join(" : ") : " · no result")));
+    end.appendChild(el("span", "", " — " + (e.cause || e.reason) + (e.scores ? " · scores " + e.scores.join(" : ") : " · no result")));
     const link = el("a", "", "Download the game log (replay it with locm view)");
     link.href = "log.json";
     link.download = "game.json";

@@ -29,6 +29,7 @@ from ..engine.rules import DECK_SIZE
 from ..engine.state import Action, ActionType, Phase, State
 from ..referee.cgroups import DEFAULT_MEMORY_MB
 from ..referee.game_loop import GameOutcome, TimeControl, agent_seed, make_player, run_game
+from ..referee.gameresult import end_cause
 from ..referee.players import InProcessPlayer, Player
 from ..referee.protocol_game import ProtocolGame
 from ..referee.replay import readable_tokens
@@ -302,7 +303,15 @@ class GameSession:
             self.frames.append(frame)
         frame["winner"] = outcome.winner
         frame["reason"] = outcome.end_reason.name.lower().replace("_", " ")
+        frame["cause"] = self._cause()
         frame["scores"] = list(outcome.scores) if outcome.scores is not None else None
+
+    def _cause(self) -> str:
+        """Why the game ended, in words (a crash is said to be one, not a timeout)."""
+        outcome = self.outcome
+        assert outcome is not None
+        return end_cause(outcome.end_reason, outcome.error_player, exited=outcome.exited,
+                         out_of_memory=outcome.out_of_memory)  # fmt: skip
 
     # --- the human seats ------------------------------------------------------------------
 
@@ -477,6 +486,7 @@ class GameSession:
             data["end"] = {
                 "winner": self.outcome.winner,
                 "reason": self.outcome.end_reason.name.lower().replace("_", " "),
+                "cause": self._cause(),
                 "scores": list(scores) if scores is not None else None,
             }
         data["cards"] = {str(i): card_row(self._card(i)) for i in sorted(used) if self._known(i)}
