@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, NoReturn
 from .. import __version__
 from ..argtypes import count, int_in, number_at_least, port, positive_number
 from ..httpguard import HttpLimits
+from ..terminal import ShownFormatter, shown
 from .bots import STRATEGIES, run_bot
 from .client import Reconnect, ServerError
 from .results import (
@@ -243,7 +244,9 @@ INTERRUPTED = {"demo": "; its bots were stopped and its temporary database delet
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()  # stderr; player names and errors escaped
+    handler.setFormatter(ShownFormatter("%(asctime)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
     try:
         return _run(args)
     except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT
@@ -255,14 +258,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except DatabaseMissing as error:
         creator = "serve --create" if args.command == "serve" else "add-player"
-        print(f"shared-deck {args.command}: {error} (it is made by {creator})", file=sys.stderr)
+        print(f"shared-deck {args.command}: {shown(str(error))} (it is made by {creator})",
+              file=sys.stderr)  # fmt: skip
         return 2
     except DatabaseRefused as error:  # a folder, not SQLite, another application's database
-        print(f"shared-deck {args.command}: {error}", file=sys.stderr)
+        print(f"shared-deck {args.command}: {shown(str(error))}", file=sys.stderr)
         return 2
     except sqlite3.Error as error:
         # A database path that cannot be opened or a file that is not a database.
-        print(f"shared-deck: database {getattr(args, 'db', '?')}: {error}", file=sys.stderr)
+        print(f"shared-deck: database {getattr(args, 'db', '?')}: {shown(str(error))}",
+              file=sys.stderr)  # fmt: skip
         return 2
 
 
@@ -307,7 +312,7 @@ def _run(args: argparse.Namespace) -> int:
                 )
             )
         except (ServerError, OSError) as error:
-            print(f"shared-deck bot: {error}", file=sys.stderr)
+            print(f"shared-deck bot: {shown(str(error))}", file=sys.stderr)  # may quote the server
             return 1
         except KeyboardInterrupt:  # Ctrl-C, also while waiting to reconnect
             print("shared-deck bot: interrupted", file=sys.stderr)
@@ -362,9 +367,9 @@ def _results(args: argparse.Namespace) -> int:
             else:
                 output = format_results(store)
         except KeyError as error:
-            print(f"shared-deck {args.command}: {error.args[0]}", file=sys.stderr)
+            print(f"shared-deck {args.command}: {shown(str(error.args[0]))}", file=sys.stderr)
             return 1
-    print(output.rstrip("\n"))
+    print(shown(output.rstrip("\n"), lines=True))  # a database's names are anybody's text
     return 0
 
 
@@ -544,7 +549,7 @@ async def _demo(args: argparse.Namespace) -> int:
                 bot.wait()
             await server.stop()
         with contextlib.closing(Store(db, read_only=True)) as store:
-            print(format_results(store))
+            print(shown(format_results(store), lines=True))
     print(
         f"demo database {db} deleted (it was temporary; `shared-deck add-player` and"
         " `shared-deck serve` keep theirs)",

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ...argtypes import port, positive_number
+from ...terminal import shown
 from ..engine.params import GameParameters
 from ..referee.game_loop import GameOutcome, TimeControl
 
@@ -61,7 +62,7 @@ def play_human(
         seats = zip(("-p1", "-p2"), (args.p1, args.p2), outcome.early_exits, strict=True)
         for option, command, why in seats:
             if why:  # as locm play says it: scored as a loss, but the command was broken
-                print(f"locm: warning: {option} {command!r} {why}", file=sys.stderr)
+                print(f"locm: warning: {option} {command!r} {shown(why)}", file=sys.stderr)
         if args.logs:
             try:
                 write_log(args.logs, json.dumps(outcome.log, ensure_ascii=False) + "\n")
