@@ -6,6 +6,8 @@ C1 and bidi-override characters."""
 from __future__ import annotations
 
 import json
+import os
+import pty
 import re
 import sqlite3
 import subprocess
@@ -114,3 +116,30 @@ def test_shared_deck_results_escape_a_crafted_databases_player_names(tmp_path: P
     assert_escaped(results.stdout)
     missing = run(*SHARED_DECK, "results", "--db", str(db), "--tournament", "7")
     assert missing.returncode == 1 and not RAW.search(missing.stderr)
+
+
+def test_a_log_written_to_a_terminal_holds_no_raw_escape(tmp_path: Path) -> None:
+    """``-l /dev/stdout`` on a terminal: the same JSON, with \\u escapes for the bot's C1
+    and bidi characters (a pipe gets the log as before, byte for byte)."""
+    main, secondary = pty.openpty()
+    with subprocess.Popen(
+        [*LOCM, "play", "-p1", escape_bot("answer"), "-p2", "builtin:random", "--version",
+         "1.2", "-l", "/dev/stdout", "--no-sandbox", "--quiet"],
+        stdin=subprocess.DEVNULL, stdout=secondary, stderr=subprocess.DEVNULL,
+    ) as process:  # fmt: skip
+        os.close(secondary)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # EIO: the command has exited and closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert process.wait(timeout=120) == 0
+    os.close(main)
+    text = b"".join(chunks).decode("utf-8").replace("\r\n", "\n")  # the tty adds \r
+    assert not RAW.search(text)
+    log = json.loads(text.splitlines()[0])
+    assert any(PAYLOAD in answer for answer in log["outputs"]["0"] if answer)

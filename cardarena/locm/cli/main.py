@@ -115,7 +115,10 @@ def _cmd_play(args: argparse.Namespace) -> int:
     log_error = None
     if args.logs:
         # The jar writes the log before the scores: `-l /dev/stdout` scripts rely on it.
-        text = json.dumps(outcome.log, ensure_ascii=False) + "\n"
+        # To a terminal, \u escapes for all but ASCII: no C1 control or bidi override of a
+        # bot's answer reaches it raw (JSON escapes C0 controls anyway). Same JSON value.
+        on_terminal = _is_stdout(args.logs) and sys.stdout.isatty()
+        text = json.dumps(outcome.log, ensure_ascii=on_terminal) + "\n"
         try:
             if _is_stdout(args.logs):  # through our own stdout: same offset, same order
                 sys.stdout.write(text)
