@@ -6,6 +6,7 @@ C1 and bidi-override characters."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import pty
 import re
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cardarena.terminal import shown
+from cardarena.terminal import ShownFormatter, shown
 from cardarena.tournaments.store import GameRecord, TournamentStore
 from tests.locm.bots import BOTS, PYTHON, new_tag
 from tests.locm.bots.escape_bot import PAYLOAD
@@ -143,3 +144,20 @@ def test_a_log_written_to_a_terminal_holds_no_raw_escape(tmp_path: Path) -> None
     assert not RAW.search(text)
     log = json.loads(text.splitlines()[0])
     assert any(PAYLOAD in answer for answer in log["outputs"]["0"] if answer)
+
+
+def test_shared_deck_log_lines_are_escaped_and_stay_one_record_a_line() -> None:
+    """The Shared Deck command line logs through ShownFormatter: a name with a newline and
+    escapes cannot forge a record or drive the terminal; tracebacks keep their lines."""
+    formatter = ShownFormatter("%(name)s: %(message)s")
+    record = logging.LogRecord("server", logging.INFO, __file__, 1, "player %s: %s", None, None)
+    record.args = (f"bob\nserver: fake record {PAYLOAD}", "joined")
+    try:
+        raise ValueError(PAYLOAD)
+    except ValueError:
+        record.exc_info = sys.exc_info()
+    text = formatter.format(record)
+    first, *traceback = text.splitlines()
+    assert first.startswith("server: player bob\\x0aserver: fake record ")
+    assert traceback[0] == "Traceback (most recent call last):"
+    assert_escaped(text)
