@@ -329,7 +329,7 @@ def _change_player(
         try:
             secret = change(store)
         except ValueError as error:
-            print(f"shared-deck {args.command}: {error}", file=sys.stderr)
+            print(f"shared-deck {args.command}: {shown(str(error))}", file=sys.stderr)
             return 1
     if secret is not None:
         print(secret)
@@ -408,7 +408,7 @@ def _serve(args: argparse.Namespace) -> int:
             unread_seconds=args.unread_timeout,
         )
     except ValueError as error:
-        print(f"shared-deck serve: {error}", file=sys.stderr)
+        print(f"shared-deck serve: {shown(str(error))}", file=sys.stderr)
         return 2
     try:
         limits = HttpLimits(
@@ -420,13 +420,13 @@ def _serve(args: argparse.Namespace) -> int:
             )
         )
     except DatabaseLocked as error:
-        print(f"shared-deck serve: {error}", file=sys.stderr)
+        print(f"shared-deck serve: {shown(str(error))}", file=sys.stderr)
         return 1
     except OSError as error:  # the port is taken, the lock file cannot be made, ...
-        print(f"shared-deck serve: {error}", file=sys.stderr)
+        print(f"shared-deck serve: {shown(str(error))}", file=sys.stderr)
         return 1
     if failure is not None:
-        print(f"shared-deck serve: stopped: {failure}", file=sys.stderr)
+        print(f"shared-deck serve: stopped: {shown(str(failure))}", file=sys.stderr)
         return 1
     return 0
 
