@@ -177,8 +177,8 @@ def test_workers_killed_from_outside_mid_game_cost_their_games_only(
     assert not leaked_since(before)
 
 
-def pipe_holder(tag: str) -> str:
-    return f"{PYTHON} {BOTS / 'pipe_holder.py'} {tag}"
+def pipe_holder(tag: str, mode: str = "hold") -> str:
+    return f"{PYTHON} {BOTS / 'pipe_holder.py'} {mode} {tag}"
 
 
 @pytest.mark.parametrize("sandboxed", SANDBOXES)
@@ -208,6 +208,24 @@ def test_a_bot_whose_child_keeps_its_pipes_open_does_not_hold_the_referee(
         assert len(games(tmp_path / "t.db")) == 2
         if CGROUP_KINDS or sandboxed:  # the child is killed with the cgroup or namespace
             assert not wait_until_gone(tag)
+    finally:
+        for pid, _state in tagged_processes(tag):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_without_a_time_limit_a_bot_that_exited_is_not_waited_for() -> None:
+    """``--no-time-limit`` waits for answers for ever, but not from a bot that has exited
+    while a child of it keeps its output open: a crash, within a second."""
+    tag = new_tag()
+    try:
+        play = subprocess.run(
+            [*LOCM, "play", "-p1", pipe_holder(tag, "exit"), "-p2", "builtin:random",
+             "--version", "1.2", "--no-time-limit", "--no-sandbox"],
+            capture_output=True, text=True, timeout=COMMAND_BOUND_S, check=False,
+        )  # fmt: skip
+        assert play.returncode == 0, play.stderr
+        assert play.stdout.split()[0] == "-1"
+        assert "exited" in play.stderr
     finally:
         for pid, _state in tagged_processes(tag):
             os.kill(pid, signal.SIGKILL)

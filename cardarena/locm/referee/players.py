@@ -38,6 +38,8 @@ SANDBOX_READY_TIMEOUT_S = 30.0
 """How long a sandbox may take to set up (a loaded machine) before the bot's clock starts anyway."""
 SANDBOX_EXIT_TIMEOUT_S = 5.0
 """How long closing waits for the kernel to empty a sandbox's PID namespace."""
+EXITED_POLL_S = 1.0
+"""Without a time limit, how often a wait for an answer checks that the bot still runs."""
 KILLED_EXIT_TIMEOUT_S = 5.0
 """How long closing waits for a SIGKILLed bot to be reaped before it goes on regardless
 (its cgroup, removed next, kills what is left)."""
@@ -311,9 +313,14 @@ class ProcessPlayer:
             if remaining is not None and remaining <= 0:
                 return None
             try:
-                chunk = await asyncio.wait_for(process.stdout.read(_READ_CHUNK), remaining)
+                chunk = await asyncio.wait_for(
+                    process.stdout.read(_READ_CHUNK),
+                    EXITED_POLL_S if remaining is None else remaining,
+                )
             except TimeoutError:
-                return None
+                if remaining is None and process.returncode is None:
+                    continue  # no time limit, and the bot is alive: wait on
+                return None  # out of time, or exited (a child of it keeps its output open)
             self._eof = not chunk
             self._answered = self._answered or bool(chunk)
             self._lines.feed(chunk)
