@@ -35,7 +35,7 @@ from .engine.params import GameParameters, resolve_parameters
 from .engine.rules import DEFAULT_VERSION, FULL_POOL_LEAGUE, ruleset
 from .engine.state import EndReason, Phase
 from .referee import starvation
-from .referee.cgroups import DEFAULT_MEMORY_MB, warn_if_crowded
+from .referee.cgroups import DEFAULT_MEMORY_MB, reap, warn_if_crowded
 from .referee.game_loop import (
     BUILTIN_PREFIX,
     PYTHON_PREFIX,
@@ -585,6 +585,7 @@ def run_tournament(
             run_tasks(
                 play_scheduled_game, tasks, store_result,
                 workers=workers, backend=backend, address=address, lost=lost_game,
+                worker_died=reap,  # its bots, one of them frozen, were never closed
             )  # fmt: skip
         finally:
             bar.close()

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NoReturn
 from .. import __version__
 from ..argtypes import count, int_in, number_at_least, port, positive_number
 from ..httpguard import HttpLimits, add_http_options, limits_from
+from ..terminal import ShownFormatter, shown
 from .bots import STRATEGIES, run_bot
 from .client import Reconnect, ServerError
 from .results import (
@@ -228,7 +229,9 @@ INTERRUPTED = {"demo": "; its bots were stopped and its temporary database delet
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()  # stderr; player names and errors escaped
+    handler.setFormatter(ShownFormatter("%(asctime)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
     try:
         return _run(args)
     except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT
@@ -240,14 +243,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except DatabaseMissing as error:
         creator = "serve --create" if args.command == "serve" else "add-player"
-        print(f"shared-deck {args.command}: {error} (it is made by {creator})", file=sys.stderr)
+        print(f"shared-deck {args.command}: {shown(str(error))} (it is made by {creator})",
+              file=sys.stderr)  # fmt: skip
         return 2
     except DatabaseRefused as error:  # a folder, not SQLite, another application's database
-        print(f"shared-deck {args.command}: {error}", file=sys.stderr)
+        print(f"shared-deck {args.command}: {shown(str(error))}", file=sys.stderr)
         return 2
     except sqlite3.Error as error:
         # A database path that cannot be opened or a file that is not a database.
-        print(f"shared-deck: database {getattr(args, 'db', '?')}: {error}", file=sys.stderr)
+        print(f"shared-deck: database {getattr(args, 'db', '?')}: {shown(str(error))}",
+              file=sys.stderr)  # fmt: skip
         return 2
 
 
@@ -256,7 +261,7 @@ def _run(args: argparse.Namespace) -> int:
         try:  # a name no player may have: said before any database is made
             check_player_name(args.name)
         except ValueError as error:
-            print(f"shared-deck add-player: {error}", file=sys.stderr)
+            print(f"shared-deck add-player: {shown(str(error))}", file=sys.stderr)
             return 2
     if getattr(args, "db", None) is not None:
         # Before any connection is opened: another application's file is refused untouched.
@@ -298,7 +303,7 @@ def _run(args: argparse.Namespace) -> int:
                 )
             )
         except (ServerError, OSError) as error:
-            print(f"shared-deck bot: {error}", file=sys.stderr)
+            print(f"shared-deck bot: {shown(str(error))}", file=sys.stderr)  # may quote the server
             return 1
         except KeyboardInterrupt:  # Ctrl-C, also while waiting to reconnect
             print("shared-deck bot: interrupted", file=sys.stderr)
@@ -315,7 +320,7 @@ def _change_player(
         try:
             secret = change(store)
         except ValueError as error:
-            print(f"shared-deck {args.command}: {error}", file=sys.stderr)
+            print(f"shared-deck {args.command}: {shown(str(error))}", file=sys.stderr)
             return 1
     if secret is not None:
         print(secret)
@@ -353,9 +358,9 @@ def _results(args: argparse.Namespace) -> int:
             else:
                 output = format_results(store)
         except KeyError as error:
-            print(f"shared-deck {args.command}: {error.args[0]}", file=sys.stderr)
+            print(f"shared-deck {args.command}: {shown(str(error.args[0]))}", file=sys.stderr)
             return 1
-    print(output.rstrip("\n"))
+    print(shown(output.rstrip("\n"), lines=True))  # a database's names are anybody's text
     return 0
 
 
@@ -394,7 +399,7 @@ def _serve(args: argparse.Namespace) -> int:
             unread_seconds=args.unread_timeout,
         )
     except ValueError as error:
-        print(f"shared-deck serve: {error}", file=sys.stderr)
+        print(f"shared-deck serve: {shown(str(error))}", file=sys.stderr)
         return 2
     try:
         limits, allowed_hosts = limits_from(args, "http-")
@@ -402,13 +407,13 @@ def _serve(args: argparse.Namespace) -> int:
             _serve_until_done(config, args.http_host, args.http_port, limits, allowed_hosts)
         )
     except DatabaseLocked as error:
-        print(f"shared-deck serve: {error}", file=sys.stderr)
+        print(f"shared-deck serve: {shown(str(error))}", file=sys.stderr)
         return 1
     except OSError as error:  # the port is taken, the lock file cannot be made, ...
-        print(f"shared-deck serve: {error}", file=sys.stderr)
+        print(f"shared-deck serve: {shown(str(error))}", file=sys.stderr)
         return 1
     if failure is not None:
-        print(f"shared-deck serve: stopped: {failure}", file=sys.stderr)
+        print(f"shared-deck serve: stopped: {shown(str(failure))}", file=sys.stderr)
         return 1
     return 0
 
@@ -502,7 +507,7 @@ async def _demo(args: argparse.Namespace) -> int:
             finished = await _demo_in(args, db, stop)
             if finished:
                 with contextlib.closing(Store(db, read_only=True)) as store:
-                    print(format_results(store))
+                    print(shown(format_results(store), lines=True))
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)

@@ -49,6 +49,9 @@ BACKENDS = ("process", "ray")
 IN_FLIGHT_PER_WORKER = 2
 """Ray only: tasks in flight per worker."""
 PARENT_WATCH_S = 0.5
+WORKER_WATCH_S = 1.0
+"""The tournament process looks at every busy worker at least this often, even if neither
+its pipe nor its exit said anything: no wait for a worker is ever unbounded."""
 STOP_GRACE_S = 5.0
 """How long stopped workers get to terminate their bots before they are killed."""
 PR_SET_PDEATHSIG = 1
@@ -125,11 +128,13 @@ def run_tasks(
     backend: str = "process",
     address: str | None = None,
     lost: Callable[[T, str], R] | None = None,
+    worker_died: Callable[[int], object] | None = None,
 ) -> None:
     """Play every task; deliver each result as it comes. Raise Interrupted if stopped.
 
     ``lost(task, why)`` makes a result for a task whose worker died or whose
-    ``play`` raised; without it such a task raises RuntimeError.
+    ``play`` raised; without it such a task raises RuntimeError. ``worker_died(pid)``
+    (process backend) cleans up after a worker that died mid-task, before ``lost``.
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
@@ -146,7 +151,7 @@ def run_tasks(
             if backend == "ray":
                 _run_ray(play, tasks, on_result, give_up, workers, address)
             else:
-                _run_processes(play, tasks, on_result, give_up, workers)
+                _run_processes(play, tasks, on_result, give_up, workers, worker_died)
         except KeyboardInterrupt:
             raise Interrupted("interrupted by Ctrl-C", 128 + signal.SIGINT) from None
 
@@ -232,6 +237,7 @@ def _run_processes(
     on_result: Callable[[R], None],
     give_up: Callable[[T, str], None],
     workers: int,
+    worker_died: Callable[[int], object] | None = None,
 ) -> None:
     queue: deque[T] = deque(tasks)
     pool: list[_Worker[T]] = []
@@ -251,12 +257,13 @@ def _run_processes(
                         worker.conn.send(worker.task)
             busy = [w for w in pool if w.task is not None]
             waitables: list[Any] = [w.conn for w in busy] + [w.process.sentinel for w in busy]
-            ready = set(multiprocessing.connection.wait(waitables))
+            ready = set(multiprocessing.connection.wait(waitables, WORKER_WATCH_S))
             for index, worker in enumerate(pool):
                 task = worker.task
                 if task is None:
                     continue
-                if worker.conn in ready or worker.process.sentinel in ready:
+                gone = not ready and not worker.process.is_alive()  # missed by wait()?
+                if gone or worker.conn in ready or worker.process.sentinel in ready:
                     reply = None
                     with contextlib.suppress(EOFError, OSError):
                         if worker.conn.poll():
@@ -272,6 +279,8 @@ def _run_processes(
                         worker.task = None
                         why = _death(worker.process)
                         worker.conn.close()
+                        if worker_died is not None:
+                            worker_died(worker.process.pid)
                         if queue:
                             pool[index] = _start_worker(play)
                         give_up(task, f"the worker playing this game {why}")

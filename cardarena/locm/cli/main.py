@@ -15,6 +15,7 @@ from typing import NoReturn
 
 from ... import __version__
 from ...argtypes import count, positive_number
+from ...terminal import shown
 from ..agents import BUILTIN_AGENTS, RandomAgent
 from ..engine.cards import ABILITIES_TEXT, generate_cards
 from ..engine.javarandom import JavaRandom
@@ -128,7 +129,10 @@ def _cmd_play(args: argparse.Namespace) -> int:
     log_error = None
     if args.logs:
         # The jar writes the log before the scores: `-l /dev/stdout` scripts rely on it.
-        text = json.dumps(outcome.log, ensure_ascii=False) + "\n"
+        # To a terminal, \u escapes for all but ASCII: no C1 control or bidi override of a
+        # bot's answer reaches it raw (JSON escapes C0 controls anyway). Same JSON value.
+        on_terminal = _is_stdout(args.logs) and sys.stdout.isatty()
+        text = json.dumps(outcome.log, ensure_ascii=on_terminal) + "\n"
         try:
             if _is_stdout(args.logs):  # through our own stdout: same offset, same order
                 sys.stdout.write(text)
@@ -147,7 +151,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     if not args.quiet:  # what went wrong, after the result lines (scripts read those)
         sys.stdout.flush()
         for line in problem_lines(outcome, (args.p1, args.p2), args.logs):
-            print(line, file=sys.stderr)
+            print(shown(line), file=sys.stderr)
     if log_error:
         sys.stdout.flush()
         raise UsageError(log_error)  # after the result lines: the result is not lost
@@ -263,7 +267,7 @@ def write_log(path: str, text: str) -> None:
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     for line in replay_lines(load_log(args.log), args.version, args.league):
-        print(line)
+        print(shown(line))  # a log's names and answers are anybody's text
     return 0
 
 
@@ -385,7 +389,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return USAGE_ERROR
         return int(args.run(args))
     except (UsageError, ParameterError, StartError, ReplayError, ValueError) as error:
-        print(f"locm: error: {error}", file=sys.stderr)
+        print(f"locm: error: {shown(str(error))}", file=sys.stderr)  # may quote a bot or a file
         return USAGE_ERROR
     except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT
         command = getattr(args, "command", None)
@@ -399,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 1
     except OSError as error:  # e.g. standard output on a full disk: one line, no traceback
-        print(f"locm: error: {error.strerror or error}", file=sys.stderr)
+        print(f"locm: error: {shown(str(error.strerror or error))}", file=sys.stderr)
         _silence_stdout()
         return 1
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from ...argtypes import port, positive_number
 from ...httpguard import add_http_options, limits_from
+from ...terminal import shown
 from ..engine.params import GameParameters
 from ..referee.game_loop import GameOutcome, TimeControl
 
@@ -70,7 +71,7 @@ def play_human(
         seats = zip(("-p1", "-p2"), (args.p1, args.p2), outcome.early_exits, strict=True)
         for option, command, why in seats:
             if why:  # as locm play says it: scored as a loss, but the command was broken
-                print(f"locm: warning: {option} {command!r} {why}", file=sys.stderr)
+                print(f"locm: warning: {option} {command!r} {shown(why)}", file=sys.stderr)
         if args.logs:
             try:
                 write_log(args.logs, json.dumps(outcome.log, ensure_ascii=False) + "\n")

@@ -9,6 +9,7 @@ import sqlite3
 import sys
 
 from ...argtypes import count, positive_number
+from ...terminal import shown
 from ...tournaments.report import build_report
 from ...tournaments.report.files import write_csv, write_json
 from ...tournaments.report.png import write_pictures
@@ -37,7 +38,7 @@ def print_report(
     if as_json:
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(report_text(report))
+        print(shown(report_text(report), lines=True))  # names and commands from the database
     if out_dir:
         try:
             written = [*write_csv(report, out_dir), write_json(report, out_dir)]

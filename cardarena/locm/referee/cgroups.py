@@ -773,6 +773,26 @@ def remove_stale(parents: Sequence[str]) -> list[str]:
     return removed
 
 
+def reap(owner: int) -> list[str]:
+    """Kill what is left in the bot cgroups that the dead referee ``owner`` made, and remove
+    them; the removed cgroups' names.
+
+    A referee killed mid-game (a tournament worker killed by SIGKILL) never closed its bots:
+    one of them is frozen outside its turn, which neither its parent's death nor (v1) a
+    SIGKILL ends. The tournament process calls this for each worker that died."""
+    found = support(mode())
+    if not found.ok or _pid_alive(owner):
+        return []
+    prefix = f"{NAME_PREFIX}{owner}-"
+    names: set[str] = set()
+    for parent in found.parents:
+        with contextlib.suppress(OSError):
+            names.update(name for name in os.listdir(parent) if name.startswith(prefix))
+    group_kind = KINDS[found.kind]
+    return [name for name in sorted(names)
+            if group_kind([os.path.join(p, name) for p in found.parents]).remove_now()]  # fmt: skip
+
+
 _swept: set[tuple[str, ...]] = set()
 
 

@@ -38,6 +38,11 @@ SANDBOX_READY_TIMEOUT_S = 30.0
 """How long a sandbox may take to set up (a loaded machine) before the bot's clock starts anyway."""
 SANDBOX_EXIT_TIMEOUT_S = 5.0
 """How long closing waits for the kernel to empty a sandbox's PID namespace."""
+EXITED_POLL_S = 1.0
+"""Without a time limit, how often a wait for an answer checks that the bot still runs."""
+KILLED_EXIT_TIMEOUT_S = 5.0
+"""How long closing waits for a SIGKILLed bot to be reaped before it goes on regardless
+(its cgroup, removed next, kills what is left)."""
 _READ_CHUNK = MAX_ANSWER_BYTES
 
 
@@ -336,9 +341,14 @@ class ProcessPlayer:
             if remaining is not None and remaining <= 0:
                 return None
             try:
-                chunk = await asyncio.wait_for(process.stdout.read(_READ_CHUNK), remaining)
+                chunk = await asyncio.wait_for(
+                    process.stdout.read(_READ_CHUNK),
+                    EXITED_POLL_S if remaining is None else remaining,
+                )
             except TimeoutError:
-                return None
+                if remaining is None and process.returncode is None:
+                    continue  # no time limit, and the bot is alive: wait on
+                return None  # out of time, or exited (a child of it keeps its output open)
             self._eof = not chunk
             self._answered = self._answered or bool(chunk)
             self._lines.feed(chunk)
@@ -357,11 +367,7 @@ class ProcessPlayer:
         process = self._process
         if self._eof or process is None:
             return self._eof
-        try:
-            await asyncio.wait_for(asyncio.shield(process.wait()), seconds)
-        except TimeoutError:
-            return False
-        return True
+        return await _exit_status(process, seconds) is not None
 
     async def _settle_stderr(self) -> None:
         """After a crash, give its last words a moment to reach the log."""
@@ -379,11 +385,8 @@ class ProcessPlayer:
         process = self._process
         if process is None or not self._eof or self._answered:
             return None
-        try:
-            status = await asyncio.wait_for(process.wait(), TERMINATE_GRACE_S)
-        except TimeoutError:
-            return None
-        if status == 0:
+        status = await _exit_status(process, TERMINATE_GRACE_S)
+        if status is None or status == 0:
             return None
         if self.out_of_memory():
             return (
@@ -420,11 +423,10 @@ class ProcessPlayer:
         if self.sandboxed:  # kill its PID namespace first: bwrap then exits at once
             _kill_sandbox_init(process.pid)
         _signal_group(process.pid, signal.SIGTERM)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), TERMINATE_GRACE_S)
+        await _exit_status(process, TERMINATE_GRACE_S)
         # Whatever is left in the group: children that ignore SIGTERM, a stuck leader.
         _signal_group(process.pid, signal.SIGKILL)
-        await process.wait()
+        await _exit_status(process, KILLED_EXIT_TIMEOUT_S)  # bounded: see _exit_status
         self._process = None
         self._pgid = None
         if self._sandbox_init is not None:
@@ -468,6 +470,20 @@ def _mb(size: int | None) -> int:
 def _signal_group(pgid: int, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
+
+
+async def _exit_status(process: asyncio.subprocess.Process, timeout_s: float) -> int | None:
+    """The process's exit status once it has exited, or None if it is still running after
+    ``timeout_s``. Never ``process.wait()``, which (Python 3.11) also waits until every
+    pipe is closed: a child that left the bot's process group (``setsid``) and keeps its
+    output open would hold the referee for ever."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    delay = 0.001
+    while process.returncode is None and loop.time() < deadline:
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+    return process.returncode
 
 
 def _only_child(pid: int) -> int | None:

@@ -6,6 +6,8 @@ import math
 import os
 from typing import TYPE_CHECKING
 
+from ...terminal import shown
+
 if TYPE_CHECKING:
     from .model import Report
 
@@ -38,8 +40,9 @@ def plot_matrix(report: Report, path: str) -> None:
                 ha="center", va="center", fontsize=8,
             )  # fmt: skip
     image = ax.imshow(values, cmap="RdYlGn", vmin=0.0, vmax=1.0)
-    ax.set_xticks(range(size), names, rotation=30, ha="right")
-    ax.set_yticks(range(size), names)
+    labels = [shown(name) for name in names]  # a glyph matplotlib lacks: a raw warning
+    ax.set_xticks(range(size), labels, rotation=30, ha="right")
+    ax.set_yticks(range(size), labels)
     ax.set_xlabel("opponent")
     ax.set_ylabel("bot")
     ax.set_title(f"Win rate of the row bot ({report.games} games)")
@@ -58,7 +61,7 @@ def plot_ratings(report: Report, path: str) -> None:
     mus = [b.rating for b in bots]
     errors = [[b.rating - b.rating_low for b in bots], [b.rating_high - b.rating for b in bots]]
     ax.errorbar(mus, ys, xerr=errors, fmt="o", capsize=4)
-    ax.set_yticks(list(ys), [b.name for b in bots])
+    ax.set_yticks(list(ys), [shown(b.name) for b in bots])
     ax.set_xlabel("rating, Elo points (Bradley-Terry, maximum likelihood; 95% interval)")
     ax.set_title(f"Ratings ({report.games} games)")
     ax.grid(axis="x", alpha=0.3)
@@ -75,4 +78,3 @@ def write_pictures(report: Report, directory: str) -> list[str]:
     plot_matrix(report, matrix_path)
     plot_ratings(report, ratings_path)
     return [matrix_path, ratings_path]
-
