@@ -74,6 +74,8 @@ class LocmGameTask:
     """Files a sandboxed bot must not read: the database and its lock."""
     bot_env: tuple[tuple[str, str], ...] = ()
     """Variables the organiser passes to every bot (``--bot-env``)."""
+    rivals: tuple[str, ...] = ()
+    """Every bot command of the tournament: a bot cannot read what the others name."""
 
 
 class TimedPlayer:
@@ -154,6 +156,7 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
                     task.sandbox,
                     task.hidden,
                     task.bot_env,
+                    rivals=task.rivals,
                 )
             )
             for seat, command in enumerate(task.commands)
@@ -291,7 +294,9 @@ def _probe_bots(
         return
 
     async def probe(command: str) -> str | None:
-        player = ProcessPlayer(command, sandbox=sandbox, hidden=hidden, env=bot_env)
+        player = ProcessPlayer(
+            command, sandbox=sandbox, hidden=hidden, env=bot_env, rivals=external
+        )
         try:
             await player.start()
             await player.send("", None, 0)  # type: ignore[arg-type]  # starts its clock
@@ -399,6 +404,7 @@ def run_tournament(
         sandbox = sandbox_available()
     hidden = private_paths([os.getcwd(), os.path.dirname(os.path.abspath(db))], db)
     bot_env = tuple(bot_env)
+    rivals = tuple(dict.fromkeys(c for c in commands.values() if not in_process(c)))
     specs = schedule(names, games, seed)
     settings = {
         "game": "locm",
@@ -420,7 +426,7 @@ def run_tournament(
         tasks = [
             LocmGameTask(spec, (commands[spec.first], commands[spec.second]),
                          resolve_parameters(version, {"seed": spec.seed}), league,
-                         time_scale, sandbox, hidden, bot_env)
+                         time_scale, sandbox, hidden, bot_env, rivals)
             for spec in missing
         ]  # fmt: skip
         bar = _Progress(len(specs), len(specs) - len(missing), progress)

@@ -114,11 +114,13 @@ def make_player(
     sandbox: bool = True,
     hidden: Sequence[str] = (),
     bot_env: Sequence[tuple[str, str]] = (),
+    rivals: Sequence[str] = (),
 ) -> Player:
     """``builtin:<agent>`` and ``python:MODULE:FACTORY`` play in-process, with the same
     time accounting; anything else is a shell command, run in
-    a sandbox if ``sandbox`` (and the machine supports one) where ``hidden`` files
-    cannot be opened, with the allow-listed environment plus ``bot_env`` (:mod:`.botenv`).
+    a sandbox if ``sandbox`` (and the machine supports one) where ``hidden`` files and
+    what the other bots' commands (``rivals``) name cannot be opened, with the
+    allow-listed environment plus ``bot_env`` (:mod:`.botenv`).
 
     A built-in agent that budgets its own thinking time (``search``) is told the
     time scale, so that it keeps within the scaled official limits.
@@ -132,7 +134,7 @@ def make_player(
         if hasattr(agent, "time_scale"):
             agent.time_scale = time_scale
         return InProcessPlayer(agent, spec)
-    return ProcessPlayer(spec, sandbox=sandbox, hidden=hidden, env=bot_env)
+    return ProcessPlayer(spec, sandbox=sandbox, hidden=hidden, env=bot_env, rivals=rivals)
 
 
 def agent_seed(params: GameParameters, player: int) -> int:
@@ -388,8 +390,11 @@ def play_game(
     in both cases after every bot process group has been terminated.
     """
     params = game_parameters(version, params)
+    commands = [spec for spec in (player1, player2) if isinstance(spec, str)]
     players = [
-        make_player(spec, agent_seed(params, index), time_control.scale, sandbox, (), bot_env)
+        make_player(
+            spec, agent_seed(params, index), time_control.scale, sandbox, (), bot_env, commands
+        )
         if isinstance(spec, str)
         else spec
         for index, spec in enumerate((player1, player2))
