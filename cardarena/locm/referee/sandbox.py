@@ -7,10 +7,11 @@ network, no capabilities, limits on address space, file size and the number of
 processes and threads, and a file system of its own, read-only except a private,
 size-limited ``/tmp`` and an empty ``HOME``: the system's programs and libraries
 (``/usr``, ``/opt``...), a ``/etc`` reduced to what programs need to start (with a
-``passwd`` naming only the bot's user), its working directory and the files its
-command names, and nothing else (no ``/root``, ``/home``, ``/var``, host ``/tmp``).
-Databases and report folders beside the tournament's and in the working directory
-are hidden. When the referee runs as root, the bot runs as an unprivileged user
+``passwd`` naming only the bot's user), the files and folders its command names with
+their interpreter environments, and nothing else (no ``/root``, ``/home``, ``/var``,
+host ``/tmp``, none of the working directory's other files, nothing another bot of the
+run names). Databases and report folders beside the tournament's and in the working
+directory are hidden. When the referee runs as root, the bot runs as an unprivileged user
 of its own (a uid no other process on the machine has).
 
 This module only builds argument vectors and probes, once per process, whether
