@@ -248,3 +248,24 @@ def test_locm_bot_from_an_editable_install_plays_in_the_sandbox(tmp_path: Path) 
     assert done.returncode == 0 and done.stderr == "", done.stderr
     log = json.loads((tmp_path / "game.json").read_text())
     assert log["cardarena"]["winner"] == 0 and log["cardarena"]["errorPlayer"] is None, log
+
+
+def test_pth_path_entries_and_editable_finders_are_followed_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    """What a ``.pth`` file adds to Python's path (a path line, relative or absolute; an
+    editable finder's mapping) is shown; other start-up code and missing paths are not."""
+    site = tmp_path / "prefix" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    for name in ("src", "lib", "mapped", "other"):
+        (tmp_path / name).mkdir()
+    (site / "paths.pth").write_text(
+        f"# a comment\n{tmp_path / 'src'}\n../../../../lib\n{tmp_path / 'missing'}\n"
+        f"import os; os.environ.setdefault('X', {str(tmp_path / 'other')!r})\n"
+    )
+    (site / "__editable__.pkg.pth").write_text("import __editable___pkg_finder; x.install()\n")
+    (site / "__editable___pkg_finder.py").write_text(
+        f"MAPPING = {{'pkg': {str(tmp_path / 'mapped')!r}}}\nNAMESPACES = {{}}\n"
+    )
+    found = sandbox.pth_targets(str(tmp_path / "prefix"))
+    assert sorted(found) == sorted(str(tmp_path / n) for n in ("src", "lib", "mapped"))
