@@ -426,7 +426,7 @@ def run_tournament(
         tasks = [
             LocmGameTask(spec, (commands[spec.first], commands[spec.second]),
                          resolve_parameters(version, {"seed": spec.seed}), league,
-                         time_scale, sandbox, hidden, bot_env, rivals)
+                         time_scale, sandbox, hidden, bot_env, rivals=rivals)
             for spec in missing
         ]  # fmt: skip
         bar = _Progress(len(specs), len(specs) - len(missing), progress)

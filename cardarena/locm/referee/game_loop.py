@@ -392,13 +392,10 @@ def play_game(
     params = game_parameters(version, params)
     commands = [spec for spec in (player1, player2) if isinstance(spec, str)]
     players = [
-        make_player(
-            spec, agent_seed(params, index), time_control.scale, sandbox, (), bot_env, commands
-        )
-        if isinstance(spec, str)
-        else spec
+        make_player(spec, agent_seed(params, index), time_control.scale, sandbox, (), bot_env,
+                    rivals=commands) if isinstance(spec, str) else spec
         for index, spec in enumerate((player1, player2))
-    ]
+    ]  # fmt: skip
     try:
         return asyncio.run(_main(players, params, league, time_control))
     finally:
