@@ -8,6 +8,7 @@ greedy bot process) beats it in about a second.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -139,7 +140,8 @@ def test_wrap_shows_the_bot_files_under_the_host_tmp_in_an_empty_cwd(tmp_path: P
     assert argv[argv.index("--chdir") + 1] == "/work"
     # Not all of the host's /tmp, nor the working directory: an empty folder stands there.
     assert shown_binds(argv) == [str(tmp_path)]
-    assert argv[argv.index("/work") - 1] == "--dir"
+    pairs = list(itertools.pairwise(argv))
+    assert pairs.index(("--tmpfs", "/work")) < pairs.index(("--remount-ro", "/work"))
     assert argv[-1] == f"python3 {tmp_path / 'bot.py'} --log=/tmp"
 
 

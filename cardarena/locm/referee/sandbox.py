@@ -60,6 +60,8 @@ count): no account uses them, and two sandboxes (the two bots of a game) share n
 per-user kernel resource (process count, keyrings, message queues)."""
 ETC_BYTES = 1 << 20
 """Size of the sandbox's /etc tmpfs (it holds three small files written at start-up)."""
+CWD_BYTES = 1 << 16
+"""Size of the tmpfs standing for the working directory (it holds mount points only)."""
 SQLITE_HEADER = b"SQLite format 3\x00"
 DB_COMPANIONS = ("", "-wal", "-shm", "-journal", ".lock")
 """A database's own file, its journal files and the tournament's lock file."""
@@ -702,6 +704,13 @@ def wrap(
     argv += ["--perms", "0755", "--dir", "/home"]
     argv += ["--perms", "0700", "--size", str(limits.tmp_bytes), "--tmpfs", BOT_HOME]
     shown, _unseen, covered = _needed_paths(command, cwd, rivals)
+    # The working directory, unless shown: an empty folder of its own to start in, holding
+    # what is shown below it, read-only once that is in (also where it lies in /tmp).
+    bare_cwd = cwd not in made and not _under_any(cwd, (*shown, *SYSTEM_ROOTS, *UNSHOWABLE_ROOTS))
+    if bare_cwd:
+        argv += _dirs_for(cwd, made)
+        argv += ["--perms", "0755", "--size", str(CWD_BYTES), "--tmpfs", cwd]
+        made.add(cwd)
     for path in shown:
         argv += _dirs_for(path, made)
         argv += ["--ro-bind", path, path]
@@ -717,8 +726,8 @@ def wrap(
             elif os.path.isdir(alias) and not os.path.islink(alias):
                 argv += ["--perms", "0000", "--size", "4096", "--tmpfs", alias,
                          "--remount-ro", alias]  # fmt: skip
-    if cwd not in made and not _under_any(cwd, (*shown, *SYSTEM_ROOTS, *UNSHOWABLE_ROOTS)):
-        argv += _dirs_for(cwd + "/-", made)  # an empty folder, to start in
+    if bare_cwd:
+        argv += ["--remount-ro", cwd]
     argv += ["--remount-ro", "/"]
     argv += ["--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", BOT_HOME, "--chdir", cwd]
     argv += ["--", "/bin/sh", "-c", _prelude(limits, uid, gid), "cardarena-sandbox", _RESTORE]
