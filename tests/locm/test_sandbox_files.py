@@ -20,8 +20,11 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
+
+import pytest
 
 from cardarena.locm.referee import sandbox
 from cardarena.tournaments.store import TournamentStore
@@ -142,6 +145,33 @@ def test_bots_side_by_side_in_a_tournament_read_nothing_of_each_other(tmp_path: 
             assert f"LISTED .: ['{me}']" in stderr, stderr
             assert f"LISTED {contest.folder}: ['{me}']" in stderr, stderr
             assert f"cannot read {rival}/weights.txt: No such file" in stderr, stderr
+
+
+def test_a_contest_inside_a_system_folder_still_hides_each_bot_from_the_other() -> None:
+    """Under /opt, shown whole with the system's programs, the contest's other files are
+    visible (docs/security.md says so), but never the other bot's."""
+    if not os.access("/opt", os.W_OK):
+        pytest.skip("cannot write in /opt here")
+    base = Path(tempfile.mkdtemp(prefix="cardarena-test-", dir="/opt"))
+    try:
+        base.chmod(0o755)  # shown as it is on the host, with its permissions
+        contest = Contest(base)
+        for me, rival in (("Alice", "Bob"), ("Bob", "Alice")):
+            contest.spy(contest.folder / me / "bot.py", me, [
+                f"{me}/weights.txt", f"{rival}/bot.py", f"{rival}/weights.txt", rival,
+                str(contest.folder / rival / "weights.txt"), "~/note.txt",
+            ])  # fmt: skip
+            (contest.folder / me / "weights.txt").write_text(contest.canary(me))
+        done = contest.run("play", "-p1", f"{sys.executable} Alice/bot.py", "-p2",
+                           f"{sys.executable} Bob/bot.py", "-d", "seed=1", "-l",
+                           str(base / "game.json"))  # fmt: skip
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        log = json.loads((base / "game.json").read_text())
+        for seat, (me, rival) in enumerate((("Alice", "Bob"), ("Bob", "Alice"))):
+            stderr = "".join(text or "" for text in log["errors"][str(seat)])
+            contest.check(stderr, me, rival, [f"{me}/weights.txt"])
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_two_programs_in_one_folder_see_only_their_own_files(tmp_path: Path) -> None:

@@ -447,10 +447,16 @@ def _layout(
         if rival != command:
             rival_named[rival] = _aliases_of(_named_paths(rival, cwd)[0])
 
+    # A contest folder inside a system folder (/opt/contest) is shown with it: the other
+    # bots' paths there are covered too, not the system's programs elsewhere.
+    in_system = _under_any(cwd, SYSTEM_ROOTS) and cwd not in SYSTEM_ROOTS
+
     def foreign(path: str) -> bool:
+        system = _under_any(path, SYSTEM_ROOTS) and not (in_system and _under(path, cwd))
         return not (
-            any(_under(own, path) for own in mine)
-            or _under_any(path, (*SYSTEM_ROOTS, *UNSHOWABLE_ROOTS, *environments))
+            system
+            or any(_under(own, path) for own in mine)
+            or _under_any(path, (*UNSHOWABLE_ROOTS, *environments))
         )
 
     others = [p for paths in rival_named.values() for p in paths if foreign(p)]
