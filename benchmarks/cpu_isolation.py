@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from cardarena.locm.referee.players import ProcessPlayer  # noqa: E402
 from cardarena.machine import describe, machine, run_script  # noqa: E402
+from tests.locm.bots import BOTS  # noqa: E402
 from tests.locm.test_cgroups import HOSTILE, WELL_BEHAVED  # noqa: E402
 
 ECHO_BOT = "python3 -u -c 'import sys\nfor line in sys.stdin: print(\"PASS\")'"
@@ -65,7 +66,9 @@ def main() -> None:
         hostile_py.write_text(HOSTILE.replace("range(16)", f"range({args.children})"))
         honest_py = Path(folder) / "honest.py"
         honest_py.write_text(WELL_BEHAVED)
-        hostile, honest = f"python3 {hostile_py}", f"python3 {honest_py}"
+        # The honest bot imports the test bots' helpers: its command names their folder,
+        # so that the sandbox shows it.
+        hostile, honest = f"python3 {hostile_py}", f"python3 {honest_py} {BOTS}"
         print(f"CPU: {describe(machine())}; {args.children} children, "
               f"--time-scale {args.scale}")  # fmt: skip
         for mode in ("off", "auto"):

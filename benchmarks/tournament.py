@@ -95,6 +95,9 @@ def referee_overhead(runs: int, seed: int) -> tuple[float, float]:
     """Median seconds per game: through the referee, through bare pipes."""
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as bot:
         bot.write(PASS_BOT)
+    # Readable by all, as a bot's files must be: run as root, the sandbox runs the bot as
+    # an unprivileged user of its own (a temporary file is its owner's alone).
+    os.chmod(bot.name, 0o644)
     command = f"{sys.executable} {bot.name}"
     requests = _requests("1.5", seed)
     referee, bare = [], []

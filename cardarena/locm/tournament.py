@@ -86,6 +86,8 @@ class LocmGameTask:
     """Variables the organiser passes to every bot (``--bot-env``)."""
     memory_mb: int | None = DEFAULT_MEMORY_MB
     """Each bot's memory budget (``--memory``), its whole process tree."""
+    rivals: tuple[str, ...] = ()
+    """Every bot command of the tournament: a bot cannot read what the others name."""
 
 
 class TimedPlayer:
@@ -216,6 +218,7 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
                     task.hidden,
                     task.bot_env,
                     task.memory_mb,
+                    rivals=task.rivals,
                 )
             )
             for seat, command in enumerate(task.commands)
@@ -427,6 +430,7 @@ def _probe_bots(
             hidden=hidden,
             env=bot_env,
             memory_bytes=None if memory_mb is None else memory_mb << 20,
+            rivals=external,
         )
         try:
             await player.start()
@@ -544,6 +548,7 @@ def run_tournament(
                         memory_mb << 20)  # fmt: skip
     hidden = private_paths([os.getcwd(), os.path.dirname(os.path.abspath(db))], db)
     bot_env = tuple(bot_env)
+    rivals = tuple(dict.fromkeys(c for c in commands.values() if not in_process(c)))
     specs = schedule(names, games, seed)
     settings = {
         "game": "locm",
@@ -570,7 +575,7 @@ def run_tournament(
         tasks = [
             LocmGameTask(spec, (commands[spec.first], commands[spec.second]),
                          resolve_parameters(version, {"seed": spec.seed}), league,
-                         time_scale, sandbox, hidden, bot_env, memory_mb)
+                         time_scale, sandbox, hidden, bot_env, memory_mb, rivals=rivals)
             for spec in missing
         ]  # fmt: skip
         bar = _Progress(len(specs), len(specs) - len(missing), progress)

@@ -104,11 +104,12 @@ while (block := read_turn(sys.stdin)) is not None:
 
 def bot(tmp_path: Path, name: str, source: str, tag: str = "") -> str:
     """A bot script in ``tmp_path``, which is made readable by all: pytest makes it its
-    owner's alone, and a sandboxed bot of a root referee runs as a user of its own."""
+    owner's alone, and a sandboxed bot of a root referee runs as a user of its own. The
+    command names the test bots' folder, which the sandbox then shows (``simple_bot``)."""
     tmp_path.chmod(0o755)
     script = tmp_path / f"{name}.py"
     script.write_text(source)
-    return f"{sys.executable} {script} {tag}".rstrip()
+    return f"{sys.executable} {script} {BOTS} {tag}".rstrip()
 
 
 def ours() -> set[str]:

@@ -187,7 +187,7 @@ def test_short_of_memory_around_the_referee_a_bot_dies_not_the_referee(
         enter = 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"'
         done = subprocess.run(
             ["/bin/sh", "-c", enter, "enter", str(around), *LOCM, "play",
-             "-p1", hog("memfd", tag), "-p2", f"{sys.executable} {BOTS / 'simple_bot.py'}",
+             "-p1", hog("memfd", tag), "-p2", f"{sys.executable} {BOTS / 'memory_bot.py'} fat 0",
              "--version", "1.5", "-d", "seed=1", "--time-scale", "10", "-l", str(log)],
             cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
         )  # fmt: skip

@@ -8,6 +8,7 @@ greedy bot process) beats it in about a second.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -133,11 +134,14 @@ def shown_binds(argv: list[str]) -> list[str]:
 
 
 @pytest.mark.usefixtures("system_python")
-def test_wrap_keeps_the_cwd_and_the_bot_files_under_the_host_tmp(tmp_path: Path) -> None:
+def test_wrap_shows_the_bot_files_under_the_host_tmp_in_an_empty_cwd(tmp_path: Path) -> None:
     (tmp_path / "bot.py").write_text("")
     argv = sandbox.wrap(f"python3 {tmp_path / 'bot.py'} --log=/tmp", cwd="/work")
     assert argv[argv.index("--chdir") + 1] == "/work"
-    assert shown_binds(argv) == ["/work", str(tmp_path)]  # not all of the host's /tmp
+    # Not all of the host's /tmp, nor the working directory: an empty folder stands there.
+    assert shown_binds(argv) == [str(tmp_path)]
+    pairs = list(itertools.pairwise(argv))
+    assert pairs.index(("--tmpfs", "/work")) < pairs.index(("--remount-ro", "/work"))
     assert argv[-1] == f"python3 {tmp_path / 'bot.py'} --log=/tmp"
 
 

@@ -191,7 +191,9 @@ def test_locm_tournament_keeps_the_organisers_secrets_and_its_database(tmp_path:
     (tmp_path / "links").mkdir()
     link = tmp_path / "links" / "t.db"
     link.symlink_to(real)
-    command = scene.bot([real, link])
+    # The command names the working directory ("."), so the sandbox shows it whole: what
+    # must stay hidden there is covered, not merely left out.
+    command = scene.bot([real, link]) + " ."
     done = scene.run(
         "tournament",
         "--bot",
@@ -322,12 +324,12 @@ def test_the_sandbox_privileged_steps_run_no_program_of_the_bots(tmp_path: Path)
     sandbox's privileged steps still run the system's ``mount`` and ``chown``, and the bot
     gets its variables back once it runs as its own user."""
     scene = Scene(tmp_path)
-    tools = scene.contest / "tools"  # in the working directory: shown to the bot
+    tools = scene.contest / "tools"  # named by the command: shown to the bot
     tools.mkdir()
     for name in ("mount", "chown", "prlimit", "setpriv"):
         (tools / name).write_text(f"#!/bin/sh\necho FAKE {name} as $(id -u) >&2\n")
         (tools / name).chmod(0o755)
-    command = scene.bot([])
+    command = scene.bot([]) + " tools"
     done = scene.run("play", "-p1", command, "-p2", "builtin:greedy", "-d", "seed=1",
                      "-l", "../game.json", "--bot-env", f"PATH={tools}:/usr/bin:/bin",
                      "--bot-env", f"LD_LIBRARY_PATH={tools}")  # fmt: skip
@@ -341,15 +343,16 @@ def test_the_sandbox_privileged_steps_run_no_program_of_the_bots(tmp_path: Path)
 
 
 def test_run_from_the_organisers_home_its_dotfiles_stay_hidden(tmp_path: Path) -> None:
-    """The working directory is shown, except a home folder: there only what the command
-    names (the bot's folder) is shown, not the keys and tokens beside it."""
+    """Run from a home folder, only what the command names there (the bot's folder) is
+    shown, not the keys and tokens beside it, even when the command names the working
+    directory."""
     scene = Scene(tmp_path)
     (scene.home / "bots").mkdir()
     scene.contest = scene.home  # the organiser runs the referee from their HOME
     command = scene.bot([])
     script = scene.home / "hostile_bot.py"
     script.rename(scene.home / "bots" / script.name)
-    command = command.replace(script.name, f"bots/{script.name}")
+    command = command.replace(script.name, f"bots/{script.name}") + " ."
     done = scene.run("play", "-p1", command, "-p2", "builtin:greedy", "-d", "seed=1",
                      "-l", str(tmp_path / "game.json"))  # fmt: skip
     assert done.returncode == 0 and done.stderr == "", done.stderr

@@ -199,7 +199,9 @@ def test_broken_bot_commands_are_usage_errors_and_retry_errors_keeps_crashes(
     assert refused.stderr.count("\n") == 1 and "can't open file" in refused.stderr
     assert not db.exists()
     # A bot that starts but crashes at its first answer loses its games, recorded...
-    missing.write_text(WRAPPER.format(mode="crash", bot=str(BOTS / "simple_bot.py")))
+    # (What it runs lies in its own folder: the sandbox shows a bot nothing else.)
+    shutil.copy(BOTS / "simple_bot.py", tmp_path / "simple_bot.py")
+    missing.write_text(WRAPPER.format(mode="crash", bot=str(tmp_path / "simple_bot.py")))
     crashed = locm(*args)
     assert crashed.returncode == 0, crashed.stderr
     with sqlite3.connect(db) as connection:
@@ -208,7 +210,7 @@ def test_broken_bot_commands_are_usage_errors_and_retry_errors_keeps_crashes(
     # ...fixed, the same command plays nothing new, and --retry-errors replays no crash (a
     # bot that crashes when behind must not get its losses replayed): it says so. The
     # fixed bot plays its games into a new database.
-    missing.write_text(WRAPPER.format(mode="play", bot=str(BOTS / "simple_bot.py")))
+    missing.write_text(WRAPPER.format(mode="play", bot=str(tmp_path / "simple_bot.py")))
     assert "played 0 new games" in locm(*args).stderr
     retried = locm(*args, "--retry-errors")
     assert retried.returncode == 0 and "played 0 new games" in retried.stderr, retried.stderr

@@ -121,12 +121,14 @@ def make_player(
     hidden: Sequence[str] = (),
     bot_env: Sequence[tuple[str, str]] = (),
     memory_mb: int | None = DEFAULT_MEMORY_MB,
+    rivals: Sequence[str] = (),
 ) -> Player:
     """``builtin:<agent>`` and ``python:MODULE:FACTORY`` play in-process, with the same
     time accounting; anything else is a shell command, run in
-    a sandbox if ``sandbox`` (and the machine supports one) where ``hidden`` files
-    cannot be opened, with the allow-listed environment plus ``bot_env`` (:mod:`.botenv`),
-    its whole process tree held to ``memory_mb`` MiB (:mod:`.cgroups`; None: no budget).
+    a sandbox if ``sandbox`` (and the machine supports one) where ``hidden`` files and
+    what the other bots' commands (``rivals``) name cannot be opened, with the
+    allow-listed environment plus ``bot_env`` (:mod:`.botenv`), its whole process tree
+    held to ``memory_mb`` MiB (:mod:`.cgroups`; None: no budget).
 
     A built-in agent that budgets its own thinking time (``search``) is told the
     time scale, so that it keeps within the scaled official limits.
@@ -142,7 +144,7 @@ def make_player(
         return InProcessPlayer(agent, spec)
     memory_bytes = None if memory_mb is None else memory_mb << 20
     return ProcessPlayer(spec, sandbox=sandbox, hidden=hidden, env=bot_env,
-                         memory_bytes=memory_bytes)  # fmt: skip
+                         memory_bytes=memory_bytes, rivals=rivals)  # fmt: skip
 
 
 def agent_seed(params: GameParameters, player: int) -> int:
@@ -432,14 +434,12 @@ def play_game(
     in both cases after every bot process group has been terminated.
     """
     params = game_parameters(version, params)
+    commands = [spec for spec in (player1, player2) if isinstance(spec, str)]
     players = [
-        make_player(
-            spec, agent_seed(params, index), time_control.scale, sandbox, (), bot_env, memory_mb
-        )
-        if isinstance(spec, str)
-        else spec
+        make_player(spec, agent_seed(params, index), time_control.scale, sandbox, (), bot_env,
+                    memory_mb, rivals=commands) if isinstance(spec, str) else spec
         for index, spec in enumerate((player1, player2))
-    ]
+    ]  # fmt: skip
     try:
         return asyncio.run(_main(players, params, league, time_control))
     finally:

@@ -161,12 +161,15 @@ class ProcessPlayer:
         hidden: Sequence[str] = (),
         env: Sequence[tuple[str, str]] = (),
         memory_bytes: int | None = cgroups.DEFAULT_MEMORY_MB << 20,
+        rivals: Sequence[str] = (),
     ) -> None:
         self.command = command
         self.name = name or command
         self.sandbox = sandbox
         self.hidden = tuple(hidden)
         """Files the sandboxed bot must not even read (a tournament's database)."""
+        self.rivals = tuple(c for c in rivals if c != command)
+        """The other bots' commands in this run: the sandbox covers what they name."""
         self.env = tuple(env)
         """Variables the organiser passes to the bot (``--bot-env``), over the allow-list."""
         self.sandboxed = False
@@ -222,12 +225,14 @@ class ProcessPlayer:
                     "show (it replaces /tmp, /run and /dev with empty ones): move that "
                     "environment elsewhere (e.g. under /tmp/NAME or your home) or use --no-sandbox"
                 )
-            unreadable = sandboxing.unreadable_paths(self.command)
+            unreadable = sandboxing.unreadable_paths(self.command, rivals=self.rivals)
             if unreadable:  # the bot's own user (not root) could not even start it
                 raise StartError(
                     f"bot command {self.command!r} needs {unreadable[0]}, which the sandbox's "
-                    "unprivileged user cannot read: make the bot's files readable by all "
-                    "(chmod -R o+rX) or use --no-sandbox"
+                    "unprivileged user cannot read (as root, bots run as a user of their own): "
+                    "make the bot's own files readable by others (chmod -R o+rX on its folder; "
+                    "the folders above and the working directory need nothing) or use "
+                    "--no-sandbox"
                 )
         env = botenv.bot_environment(self.env, sandboxed=self.sandboxed)
         pipe = asyncio.subprocess.PIPE
@@ -236,7 +241,8 @@ class ProcessPlayer:
             self.memory_budget = self._cgroup.memory.budget_bytes
         seccomp_fd = sandboxing.seccomp_fd() if self.sandboxed else None  # closed below
         if self.sandboxed:
-            wrapped = sandboxing.wrap(command, hide=self.hidden, seccomp_fd=seccomp_fd)
+            wrapped = sandboxing.wrap(command, hide=self.hidden, seccomp_fd=seccomp_fd,
+                                      rivals=self.rivals)  # fmt: skip
             argv = cgroups.launcher(self._cgroup, wrapped)
             env = sandboxing.carry_environment(env)
         else:

@@ -7,10 +7,11 @@ network, no capabilities, limits on address space, file size and the number of
 processes and threads, and a file system of its own, read-only except a private,
 size-limited ``/tmp`` and an empty ``HOME``: the system's programs and libraries
 (``/usr``, ``/opt``...), a ``/etc`` reduced to what programs need to start (with a
-``passwd`` naming only the bot's user), its working directory and the files its
-command names, and nothing else (no ``/root``, ``/home``, ``/var``, host ``/tmp``).
-Databases and report folders beside the tournament's and in the working directory
-are hidden. When the referee runs as root, the bot runs as an unprivileged user
+``passwd`` naming only the bot's user), the files and folders its command names with
+their interpreter environments, and nothing else (no ``/root``, ``/home``, ``/var``,
+host ``/tmp``, none of the working directory's other files, nothing another bot of the
+run names). Databases and report folders beside the tournament's and in the working
+directory are hidden. When the referee runs as root, the bot runs as an unprivileged user
 of its own (a uid no other process on the machine has).
 
 No bot can create a namespace (a user namespace would give it every capability there)
@@ -35,10 +36,12 @@ How the pieces fit (all standard Linux tools, from util-linux and bubblewrap)::
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import glob
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -66,6 +69,8 @@ count): no account uses them, and two sandboxes (the two bots of a game) share n
 per-user kernel resource (process count, keyrings, message queues)."""
 ETC_BYTES = 1 << 20
 """Size of the sandbox's /etc tmpfs (it holds three small files written at start-up)."""
+CWD_BYTES = 1 << 16
+"""Size of the tmpfs standing for the working directory (it holds mount points only)."""
 SQLITE_HEADER = b"SQLite format 3\x00"
 DB_COMPANIONS = ("", "-wal", "-shm", "-journal", ".lock")
 """A database's own file, its journal files and the tournament's lock file."""
@@ -282,6 +287,92 @@ def _words(command: str) -> list[str]:
         return []
 
 
+SITE_DIRS = (
+    "lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages",
+    "local/lib/python3*/dist-packages", "lib64/python3*/site-packages",
+)  # fmt: skip
+"""Where an installation (a prefix) keeps its Python packages and their ``.pth`` files."""
+
+
+def _shebang(path: str) -> str | None:
+    """The interpreter a script names on its ``#!`` line (``/usr/bin/env NAME``: found on
+    the ``PATH``), so that its environment is shown as if the command had named it."""
+    try:
+        with open(path, "rb") as file:
+            line = file.readline(512)
+    except OSError:
+        return None
+    if not line.startswith(b"#!"):
+        return None
+    words = line[2:].decode("utf-8", "replace").split()
+    if not words:
+        return None
+    if os.path.basename(words[0]) == "env":
+        name = next((w for w in words[1:] if not w.startswith("-") and "=" not in w), None)
+        return shutil.which(name) if name else None
+    return words[0]
+
+
+def _editable_paths(module: str) -> list[str]:
+    """The sources an editable-install finder module maps its packages to: every absolute
+    path among its string constants (setuptools' ``MAPPING``, ``editables``' ``map_module``)."""
+    try:
+        with open(module, encoding="utf-8") as file:
+            tree = ast.parse(file.read(), module)
+    except (OSError, SyntaxError, ValueError):
+        return []
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            value = node.value
+            if value.startswith("/") and "\n" not in value and os.path.exists(value):
+                # A package's __init__.py stands for its folder; a single module for itself.
+                if os.path.basename(value) == "__init__.py":
+                    value = os.path.dirname(value)
+                found.append(os.path.normpath(value))
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _pth_in(site: str, _changed: int) -> tuple[str, ...]:
+    found: list[str] = []
+    for pth in sorted(glob.glob(os.path.join(site, "*.pth"))):
+        try:
+            with open(pth, encoding="utf-8", errors="replace") as file:
+                lines = file.read(1 << 20).splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith(("import ", "import\t")):
+                # Only editable-install finders: other start-up code is not followed.
+                for name in re.findall(r"\bimport\s+([\w.]+)", line):
+                    if "editable" in name:
+                        found += _editable_paths(os.path.join(site, name + ".py"))
+                continue
+            path = os.path.normpath(os.path.join(site, line))
+            if os.path.isdir(path):
+                found.append(path)
+    return tuple(dict.fromkeys(found))
+
+
+def pth_targets(prefix: str) -> list[str]:
+    """What the ``.pth`` files of an installation's site-packages add to Python's path:
+    their path entries and the sources of editable installs (``pip install -e``), which an
+    interpreter of that installation imports from although they lie elsewhere."""
+    found: list[str] = []
+    for pattern in SITE_DIRS:
+        for site in sorted(glob.glob(os.path.join(prefix, pattern))):
+            try:
+                changed = os.stat(site).st_mtime_ns
+            except OSError:
+                continue
+            found += _pth_in(os.path.realpath(site), changed)
+    return found
+
+
 def _named_paths(command: str, cwd: str) -> tuple[list[str], list[str]]:
     """(existing paths the command names, absolute; interpreter environments it needs)."""
     words = _words(command)
@@ -291,40 +382,137 @@ def _named_paths(command: str, cwd: str) -> tuple[list[str], list[str]]:
             path = os.path.abspath(os.path.join(cwd, candidate))
             if os.path.exists(path):
                 named.append(path)
-    environments: list[str] = []
-    for path in named:
-        if not os.path.isdir(path):
-            environments += environment_roots(path)
+    programs = [p for p in named if os.path.isfile(p) and os.access(p, os.X_OK)]
     program = next((w for w in words if w != "exec" and "=" not in w), "")
     if program and "/" not in program:
         found_program = shutil.which(program)
         if found_program is not None:  # on the PATH, e.g. an activated virtual environment
-            environments += environment_roots(found_program)
-    return named, environments
+            programs.append(found_program)
+    programs += [i for i in map(_shebang, programs) if i is not None and os.path.isfile(i)]
+    environments: list[str] = []
+    for path in named:
+        if not os.path.isdir(path):
+            environments += environment_roots(path)
+    for path in programs:
+        environments += environment_roots(path)
+    prefixes = [*environments, *(_prefix(os.path.dirname(os.path.realpath(p))) for p in programs)]
+    for prefix in dict.fromkeys(prefixes):
+        environments += pth_targets(prefix)
+    return named, list(dict.fromkeys(environments))
 
 
-def _needed_paths(command: str, cwd: str) -> tuple[list[str], list[str]]:
-    """(paths outside the system folders to show read-only, needed paths it cannot show).
+def _aliases_of(paths: Iterable[str]) -> list[str]:
+    """Each path as given and where it really is."""
+    return list(dict.fromkeys(a for p in paths for a in (p, os.path.realpath(p))))
 
-    The sandbox shows the system folders, its own /etc, /tmp, HOME and nothing else of
-    the host but: the working directory, the folder of each file the command names
-    (``python3 bots/x/bot.py`` finds ``bots/x``; a file right in /tmp, /etc, /root...
-    is shown alone), each folder it names, and the whole environment of an interpreter it
-    names or finds on the ``PATH`` (``/tmp/venvs/bot/bin/python``: the virtual
-    environment's root, with its ``pyvenv.cfg`` and site-packages, and the base
-    installation it was made from). Each is shown where it is named and where it really
-    is, so symlinks into it resolve. An interpreter environment in a place the sandbox
-    cannot show (/run, /dev/shm) is reported instead: the bot would silently run without it.
+
+def _own_folder(file: str, cwd: str, others: Sequence[str], relative: bool) -> str | None:
+    """The folder a file the command names is shown with: the bot's own folder.
+
+    For a file named relative to the working directory (not a home folder or another
+    folder never shown whole), that is the highest folder above it, below the working
+    directory itself, that holds nothing another bot of the run names (``Chad/`` for
+    ``./Chad/agent/target/release/agent``, as in the official contests' layout; ``bots/a``
+    for ``bots/a/bot.py`` against ``bots/b/bot.py``); otherwise the file's folder (the
+    installation for a ``bin`` folder). None where even that holds another bot's file, or
+    is the working directory or a folder never shown whole: the file is then shown alone.
+    """
+    folder = _prefix(os.path.dirname(file))
+    candidates = [folder]
+    if relative and not _never_whole(cwd) and _under(folder, cwd) and folder != cwd:
+        while os.path.dirname(candidates[-1]) != cwd:
+            candidates.append(os.path.dirname(candidates[-1]))
+    for candidate in reversed(candidates):  # the highest first
+        if candidate == cwd or _never_whole(candidate):
+            continue
+        if not any(_under(other, candidate) for other in others):
+            return candidate
+    return None
+
+
+def _relative_names(command: str, cwd: str) -> set[str]:
+    """The paths the command names relative to the working directory, made absolute."""
+    words = (w for word in _words(command) for w in (word, word.partition("=")[2]))
+    return {os.path.abspath(os.path.join(cwd, w)) for w in words if w and not w.startswith("/")}
+
+
+def _layout(
+    command: str, cwd: str, rivals: Sequence[str] = ()
+) -> tuple[list[str], list[str], list[str]]:
+    """(places shown for what the command names, its interpreter environments, paths of
+    the other bots of the run to cover).
+
+    The places are each folder the command names and, for each file it names, its own
+    folder (:func:`_own_folder`) or the file alone. The working directory is not one of
+    them unless the command names it (``.``). Every path another bot of the run (``rivals``:
+    their commands) names, and its own folders, are covered wherever this bot would see
+    them, except what this bot needs itself: what it names, the folders above, its
+    interpreter environments and the system folders.
     """
     named, environments = _named_paths(command, cwd)
+    mine = _aliases_of(named)
+    rival_named: dict[str, list[str]] = {}
+    for rival in dict.fromkeys(rivals):
+        if rival != command:
+            rival_named[rival] = _aliases_of(_named_paths(rival, cwd)[0])
+
+    # A contest folder inside a system folder (/opt/contest) is shown with it: the other
+    # bots' paths there are covered too, not the system's programs elsewhere.
+    in_system = _under_any(cwd, SYSTEM_ROOTS) and cwd not in SYSTEM_ROOTS
+
+    def foreign(path: str) -> bool:
+        system = _under_any(path, SYSTEM_ROOTS) and not (in_system and _under(path, cwd))
+        return not (
+            system
+            or any(_under(own, path) for own in mine)
+            or _under_any(path, (*UNSHOWABLE_ROOTS, *environments))
+        )
+
+    others = [p for paths in rival_named.values() for p in paths if foreign(p)]
+    places = _places(mine, cwd, others, _relative_names(command, cwd))
+    covered: list[str] = list(others)
+    for rival, paths in rival_named.items():
+        theirs = [p for other, ps in rival_named.items() if other != rival for p in ps]
+        blocking = [p for p in (*mine, *theirs) if not any(_under(q, p) for q in paths)]
+        relative = _relative_names(rival, cwd)
+        covered += [p for p in _places(paths, cwd, blocking, relative) if foreign(p)]
+    return places, environments, list(dict.fromkeys(covered))
+
+
+def _places(named: Sequence[str], cwd: str, others: Sequence[str], relative: set[str]) -> list[str]:
+    """Each named folder, and each named file's own folder (or the file alone)."""
+    places: list[str] = []
+    for path in named:
+        if os.path.isdir(path):
+            places.append(path)
+        else:
+            own = _own_folder(path, cwd, others, path in relative)
+            places.append(own or path)
+    return places
+
+
+def _needed_paths(
+    command: str, cwd: str, rivals: Sequence[str] = ()
+) -> tuple[list[str], list[str], list[str]]:
+    """(paths outside the system folders to show read-only, needed paths it cannot show,
+    the other bots' paths to cover: :func:`_layout`).
+
+    The sandbox shows the system folders, its own /etc, /tmp, HOME and nothing else of
+    the host but: each folder the command names, each file it names with its own folder
+    (:func:`_own_folder`: ``python3 Bot1/bot.py`` finds ``Bot1``; a file right in the
+    working directory, in /tmp, /etc, /root..., or beside another bot's file is shown
+    alone), and the whole environment of an interpreter it names, finds on the ``PATH`` or
+    on a named script's ``#!`` line (``/tmp/venvs/bot/bin/python``: the virtual
+    environment's root, with its ``pyvenv.cfg`` and site-packages, the base installation it
+    was made from, and what their ``.pth`` files point to, an editable install's sources).
+    Each is shown where it is named and where it really is, so symlinks into it resolve.
+    An interpreter environment in a place the sandbox cannot show (/run, /dev/shm) is
+    reported instead: the bot would silently run without it.
+    """
+    places, environments, covered = _layout(command, cwd, rivals)
     shown: set[str] = set()
-    for path in [cwd, *named]:
-        for alias in dict.fromkeys((path, os.path.realpath(path))):
-            if os.path.isdir(alias):
-                shown.add(alias)
-            else:
-                folder = _prefix(os.path.dirname(alias))
-                shown.add(alias if _never_whole(folder) else folder)
+    for path in places:
+        shown.update((path, os.path.realpath(path)))
     unseen: list[str] = []
     for root in environments:
         if _under_any(root, UNSHOWABLE_ROOTS):
@@ -339,7 +527,7 @@ def _needed_paths(command: str, cwd: str) -> tuple[list[str], list[str]]:
     # A path inside another shown one needs no mount of its own.
     ordered = sorted(shown, key=lambda p: (p.count("/"), p))
     kept = [p for p in ordered if not any(_under(p, q) for q in ordered if q != p)]
-    return kept, unseen
+    return kept, unseen, covered
 
 
 def unseen_paths(command: str, cwd: str | None = None) -> list[str]:
@@ -347,17 +535,25 @@ def unseen_paths(command: str, cwd: str | None = None) -> list[str]:
     return _needed_paths(command, os.path.abspath(cwd or os.getcwd()))[1]
 
 
-def unreadable_paths(command: str, cwd: str | None = None) -> list[str]:
+def unreadable_paths(command: str, cwd: str | None = None, rivals: Sequence[str] = ()) -> list[str]:
     """Paths the bot needs that its own user could not read (only as root, where the
-    bot's user is not the owner of anything): the working directory and the files and
-    folders the command names, which must be readable by all (``chmod -R o+rX``)."""
+    bot's user is not the owner of anything): the files the command names, the folders
+    shown for them and those between. The working directory and the folders above are
+    not shown as they are (the sandbox makes its own, open to all), so need nothing."""
     if not switches_user():
         return []
     cwd = os.path.abspath(cwd or os.getcwd())
-    named, _environments = _named_paths(command, cwd)
-    checked = [cwd]
+    places, _environments, _covered = _layout(command, cwd, rivals)
+    named = _aliases_of(_named_paths(command, cwd)[0])
+    checked = list(places)
     for path in named:
-        checked += [path] if os.path.isdir(path) else [os.path.dirname(path), path]
+        place = next((p for p in places if _under(path, p)), path)
+        folder = os.path.dirname(path)
+        between: list[str] = []
+        while _under(folder, place) and folder != place:
+            between.append(folder)
+            folder = os.path.dirname(folder)
+        checked += [*reversed(between), path]
     unreadable: list[str] = []
     for path in dict.fromkeys(checked):
         if _never_whole(path) or _under_any(path, (*SYSTEM_ROOTS, *UNSHOWABLE_ROOTS)):
@@ -480,12 +676,15 @@ def wrap(
     hide: Sequence[str] = (),
     ids: tuple[int, int] | None = None,
     seccomp_fd: int | None = None,
+    rivals: Sequence[str] = (),
 ) -> list[str]:
-    """The argv that runs the shell command ``command`` in a sandbox, in ``cwd`` (read-only).
+    """The argv that runs the shell command ``command`` in a sandbox, in ``cwd`` (an empty
+    read-only folder there, with only what the command needs in it: :func:`_needed_paths`).
 
     The existing files and folders in ``hide`` (a tournament's database and lock, see
     :func:`private_paths`) cannot be opened, nor can the databases and report folders in
-    ``cwd``: ``/dev/null`` is mounted over a file (device files do not open in the
+    ``cwd``, nor what the other bots of the run (``rivals``: their commands) name and their
+    own folders: ``/dev/null`` is mounted over a file (device files do not open in the
     sandbox), an empty read-only folder over a folder. ``ids`` is the bot's (uid, gid)
     (:func:`bot_ids` if None). ``seccomp_fd`` is a descriptor the seccomp filter is read
     from (:func:`seccomp_fd`: the spawn must pass it), or None.
@@ -524,13 +723,20 @@ def wrap(
     made = {"/", "/dev", "/proc", "/tmp", "/run", "/var", "/etc", "/home"}
     argv += ["--perms", "0755", "--dir", "/home"]
     argv += ["--perms", "0700", "--size", str(limits.tmp_bytes), "--tmpfs", BOT_HOME]
-    shown, _unseen = _needed_paths(command, cwd)
+    shown, _unseen, covered = _needed_paths(command, cwd, rivals)
+    # The working directory, unless shown: an empty folder of its own to start in, holding
+    # what is shown below it, read-only once that is in (also where it lies in /tmp).
+    bare_cwd = cwd not in made and not _under_any(cwd, (*shown, *SYSTEM_ROOTS, *UNSHOWABLE_ROOTS))
+    if bare_cwd:
+        argv += _dirs_for(cwd, made)
+        argv += ["--perms", "0755", "--size", str(CWD_BYTES), "--tmpfs", cwd]
+        made.add(cwd)
     for path in shown:
         argv += _dirs_for(path, made)
         argv += ["--ro-bind", path, path]
     needed = {os.path.realpath(p) for p in _named_paths(command, cwd)[0]}
     scanned = [cwd] if not _never_whole(cwd) and not _under_any(cwd, SYSTEM_ROOTS) else []
-    private = list(hide) + list(private_paths(scanned))
+    private = [*hide, *private_paths(scanned), *covered]
     for real in dict.fromkeys(map(os.path.realpath, private)):
         if real in needed or any(_under(path, real) for path in needed):
             continue  # named by the organiser's own command line
@@ -540,8 +746,8 @@ def wrap(
             elif os.path.isdir(alias) and not os.path.islink(alias):
                 argv += ["--perms", "0000", "--size", "4096", "--tmpfs", alias,
                          "--remount-ro", alias]  # fmt: skip
-    if cwd not in made and not _under_any(cwd, (*shown, *SYSTEM_ROOTS, *UNSHOWABLE_ROOTS)):
-        argv += _dirs_for(cwd + "/-", made)  # an empty folder, to start in
+    if bare_cwd:
+        argv += ["--remount-ro", cwd]
     argv += ["--remount-ro", "/"]
     argv += ["--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", BOT_HOME, "--chdir", cwd]
     argv += ["--", "/bin/sh", "-c", _prelude(limits, uid, gid), "cardarena-sandbox", _RESTORE]
