@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -182,8 +183,14 @@ def test_a_crafted_log_file_is_one_line(
     path = tmp_path / "crafted.json"
     path.write_text(json.dumps(crafted))  # Infinity is what Python writes for inf
     one_line(locm("view", str(path)), *words)
-    if words != ["does not replay"]:  # (locm replay tells a differing replay on stdout)
+    if words != ["does not replay"]:
         one_line(locm("replay", str(path)), *words)
+    else:  # locm replay shows the game, then says on stderr that it differs: exit 1
+        differs = locm("replay", str(path))
+        assert differs.returncode == 1 and "Traceback" not in differs.stderr
+        assert differs.stdout.splitlines()[-1].endswith("replay differs!")
+        said = "locm: the replay differs from the log: the log says scores 7 7, the engine gives"
+        assert re.fullmatch(rf"{said} -?[01] -?[01]\n", differs.stderr), differs.stderr
     assert not (tmp_path / "crafted.html").exists()
 
 

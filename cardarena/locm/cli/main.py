@@ -266,8 +266,12 @@ def write_log(path: str, text: str) -> None:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    for line in replay_lines(load_log(args.log), args.version, args.league):
+    differences: list[str] = []
+    for line in replay_lines(load_log(args.log), args.version, args.league, differences):
         print(shown(line))  # a log's names and answers are anybody's text
+    if differences:  # a log that does not replay is not a success (scripts check the status)
+        print(f"locm: the replay differs from the log: {shown(differences[0])}", file=sys.stderr)
+        return 1
     return 0
 
 

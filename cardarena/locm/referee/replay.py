@@ -193,9 +193,14 @@ class LogReplay:
 
 
 def replay_lines(
-    log: Mapping[str, Any], version: str | None = None, league: int | None = None
+    log: Mapping[str, Any],
+    version: str | None = None,
+    league: int | None = None,
+    differences: list[str] | None = None,
 ) -> Iterator[str]:
-    """The account of a logged game, line by line."""
+    """The account of a logged game, line by line. Where the engine's game differs from the
+    log (other scores, answers left over), the last line says so, and so does an entry
+    appended to ``differences`` (the command line's exit status)."""
     replay = LogReplay(log, version, league)
     game, names = replay.game, replay.names
     yield f"LOCM {replay.version}: player 0 = {names[0]}, player 1 = {names[1]}"
@@ -220,6 +225,12 @@ def replay_lines(
         yield "  " + readable_tokens(line)
     yield ""
     yield _result(game, log)
+    mismatch = replay.mismatch()
+    if mismatch is not None:
+        if differences is not None:
+            differences.append(mismatch)
+        if "scores" not in mismatch:  # (the result line already told other scores)
+            yield f"replay differs: {mismatch}"
 
 
 def _result(game: ProtocolGame, log: Mapping[str, Any]) -> str:
