@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from cardarena.locm.referee.replay import ReplayError, replay_lines
+from cardarena.locm.viewer.frames import build_frames
 from cardarena.untrusted import MAX_LOG_BYTES
 from tests.locm.test_viewer_report import LOCM, Server, locm, tournament
 from tests.locm.viewer_expect import played_log
@@ -162,17 +164,8 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         (lambda log: log["cardarena"].update(players=[[1], {}]), ["two names"]),
         (lambda log: log.update(cardarena=[1]), ["not a JSON object"]),
         (lambda log: log.update(scores={"0": 7, "1": 7}), ["does not replay"]),
-        # an SDK entry of another shape: named, not a Python error from inside the replay
+        # an SDK entry of another shape (the rest: test_an_sdk_entry_of_another_shape_is_named)
         (lambda log: log.update(outputs="x"), ["'outputs' is not a JSON object"]),
-        (lambda log: log.update(outputs=None), ["'outputs' is not a JSON object"]),
-        (lambda log: log["outputs"].update({"0": None}), ["outputs['0'] is not a list"]),
-        (lambda log: log["outputs"]["1"].append(5), ["outputs['1'] holds something else"]),
-        (lambda log: log.update(errors=[5]), ["'errors' is not a JSON object"]),
-        (lambda log: log["errors"].update({"0": {"a": 1}}), ["errors['0'] is not a list"]),
-        (lambda log: log.update(scores="x"), ["'scores' is not a JSON object of whole numbers"]),
-        (lambda log: log.update(scores={"0": 1.5}), ["'scores' is not a JSON object of whole"]),
-        (lambda log: log.update(gameParameters=5), ["'gameParameters' is not a list of texts"]),
-        (lambda log: log.update(summaries=[{}]), ["'summaries' is not a list of texts"]),
     ],
 )
 def test_a_crafted_log_file_is_one_line(
@@ -192,6 +185,35 @@ def test_a_crafted_log_file_is_one_line(
         said = "locm: the replay differs from the log: the log says scores 7 7, the engine gives"
         assert re.fullmatch(rf"{said} -?[01] -?[01]\n", differs.stderr), differs.stderr
     assert not (tmp_path / "crafted.html").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda log: log.update(outputs="x"), ["'outputs' is not a JSON object"]),
+        (lambda log: log.update(outputs=None), ["'outputs' is not a JSON object"]),
+        (lambda log: log["outputs"].update({"0": None}), ["outputs['0'] is not a list"]),
+        (lambda log: log["outputs"]["1"].append(5), ["outputs['1'] holds something else"]),
+        (lambda log: log.update(errors=[5]), ["'errors' is not a JSON object"]),
+        (lambda log: log["errors"].update({"0": {"a": 1}}), ["errors['0'] is not a list"]),
+        (lambda log: log.update(scores="x"), ["'scores' is not a JSON object of whole numbers"]),
+        (lambda log: log.update(scores={"0": 1.5}), ["'scores' is not a JSON object of whole"]),
+        (lambda log: log.update(gameParameters=5), ["'gameParameters' is not a list of texts"]),
+        (lambda log: log.update(summaries=[{}]), ["'summaries' is not a list of texts"]),
+    ],
+)
+def test_an_sdk_entry_of_another_shape_is_named(
+    log: dict[str, Any], change: Any, words: list[str]
+) -> None:
+    """What `locm view` and `locm replay` say (one line: the case above runs them) for a log
+    whose entries are not of the GameResult's shape, before any replay reads them: it was a
+    Python error from inside the replay, and a traceback from `locm replay`."""
+    crafted = json.loads(json.dumps(log))
+    change(crafted)
+    for replay in (build_frames, lambda log: list(replay_lines(log))):
+        with pytest.raises(ReplayError) as refused:
+            replay(crafted)
+        assert all(word in str(refused.value) for word in words), refused.value
 
 
 @pytest.mark.parametrize(
