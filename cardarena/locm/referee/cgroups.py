@@ -43,8 +43,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 MODE_VARIABLE = "CARDARENA_CGROUPS"
 MODES = ("auto", "v2", "v1", "off")
@@ -528,18 +529,29 @@ def _probe_memory(kind: str, parent: str) -> str:
     return "" if not os.path.exists(directory) else f"cannot remove {directory}"
 
 
-@functools.cache
-def memory_support(chosen: str = "auto") -> Support:
-    """Probe once per process and mode: where bots get a memory group here (v2, then v1),
-    whichever kind freezes them."""
+Found = TypeVar("Found")
+
+
+def _mounted(chosen: str, find: Callable[[str, str], Found]) -> Found | Support:
+    """What ``find`` (:func:`candidates`, :func:`memory_candidates`) sees mounted here, or the
+    Support that says why no cgroup can be used at all."""
     if chosen == "off":
         return Support("", reason=f"{MODE_VARIABLE}=off")
     if not sys.platform.startswith("linux"):
         return Support("", reason=f"no cgroups on {sys.platform}")
     try:
-        found = memory_candidates(_read("/proc/self/mountinfo"), _read("/proc/self/cgroup"))
+        return find(_read("/proc/self/mountinfo"), _read("/proc/self/cgroup"))
     except OSError as error:
         return Support("", reason=f"cannot read /proc: {error}")
+
+
+@functools.cache
+def memory_support(chosen: str = "auto") -> Support:
+    """Probe once per process and mode: where bots get a memory group here (v2, then v1),
+    whichever kind freezes them."""
+    found = _mounted(chosen, memory_candidates)
+    if isinstance(found, Support):
+        return found
     reasons = []
     for kind in ("v2", "v1"):
         if kind not in found:
@@ -704,14 +716,9 @@ def _try_out(group: BotCgroup) -> str:
 @functools.cache
 def support(chosen: str = "auto") -> Support:
     """Probe once per process and mode: the first kind (v2, then v1) that works here."""
-    if chosen == "off":
-        return Support("", reason=f"{MODE_VARIABLE}=off")
-    if not sys.platform.startswith("linux"):
-        return Support("", reason=f"no cgroups on {sys.platform}")
-    try:
-        found = candidates(_read("/proc/self/mountinfo"), _read("/proc/self/cgroup"))
-    except OSError as error:
-        return Support("", reason=f"cannot read /proc: {error}")
+    found = _mounted(chosen, candidates)
+    if isinstance(found, Support):
+        return found
     kinds = ("v2", "v1") if chosen == "auto" else (chosen,)
     reasons = []
     for kind in kinds:
