@@ -4,6 +4,7 @@ through the same calls the page makes, and the session's rules are checked one b
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -174,7 +175,8 @@ def test_constructed_cards_can_be_taken_back_and_an_agent_finishes_the_deck() ->
 def test_the_human_clock_runs_out_as_a_timeout() -> None:
     async def main() -> GameOutcome:
         session = new_session("1.2", human_time=0.2)
-        return await session.run()  # nobody plays
+        session.page_opened()  # the person's page is open (the clock runs from then)...
+        return await session.run()  # ...and nobody plays
 
     outcome = asyncio.run(main())
     assert outcome.winner == 1 and outcome.end_reason.name == "TIMEOUT"
@@ -209,3 +211,32 @@ def test_the_end_says_a_crashed_bot_crashed() -> None:
     end = session.view(0)["end"]
     assert end["cause"] == "player 1 crashed (its process ended without answering)"
     assert session.view(0)["frames"][-1]["cause"] == end["cause"]
+
+
+def test_the_persons_clock_starts_when_the_page_first_asks() -> None:
+    # `--human-time 5` once lost the game before the page was open: the clock ran from start.
+    human_time = 1.0
+
+    async def main() -> None:
+        session = new_session("1.2", human_time=human_time)
+        task = asyncio.create_task(session.run())
+        while session.view(0)["decision"] is None:  # the person is asked (the draft)
+            await session.wait_change(session.seq, 30)
+        decision = session.decisions[0]
+        assert decision.deadline is None  # no page yet: no clock
+        await asyncio.sleep(human_time * 1.5)  # longer than the person's time, page closed
+        assert not task.done() and not decision.answer.done()
+        began = asyncio.get_running_loop().time()
+        session.page_opened()
+        while decision.deadline is None:
+            await session.wait_change(session.seq, 30)
+        assert began <= decision.deadline - human_time <= began + 5.0  # counted from the page
+        await first_move(session, session.view(0)["decision"])
+        while session.decisions.get(0) is decision:
+            await session.wait_change(session.seq, 30)
+        assert decision.answer.result() is not None  # answered in time, not a timeout
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())

@@ -27,7 +27,8 @@ def add_options(play: argparse.ArgumentParser) -> None:
         type=positive_number,
         metavar="SECONDS",
         help="the person's time per turn and per deck-building answer, shown as "
-        "a countdown; running out is a timeout, as for a bot (default: no limit)",
+        "a countdown from when the page is first open; running out is a timeout, as for a "
+        "bot (default: no limit)",
     )
     group.add_argument(
         "--open",

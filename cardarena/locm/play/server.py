@@ -176,6 +176,7 @@ def make_app(session: GameSession, keys: Keys, middlewares: tuple[Any, ...] = ()
         except ValueError:
             raise web.HTTPBadRequest(text="after and have are numbers\n") from None
         if seat is not None:
+            session.page_opened()  # the person's clock (--human-time) starts now
             await session.wait_change(after, POLL_S)
         elif waiting[0] < spectators:
             waiting[0] += 1

@@ -123,6 +123,9 @@ class GameSession:
         self.params = params
         self.league = league
         self.human_time = human_time
+        self._page_opened = asyncio.Event()
+        """Set when a person's page first asks for the game: a --human-time clock runs only
+        from then on (the game starts with the process, the page a moment or minutes later)."""
         self.time_control = time_control = time_control or TimeControl()
         self.humans = tuple(seat for seat, spec in enumerate(self.specs) if spec == HUMAN)
         if not self.humans:
@@ -331,7 +334,9 @@ class GameSession:
             kind, work = "draft", state.clone()
         else:
             kind, work = "construct", _construct_state(state, seat, ())
-        deadline = None if self.human_time is None else loop.time() + self.human_time
+        deadline = None
+        if self.human_time is not None and self._page_opened.is_set():
+            deadline = loop.time() + self.human_time
         decision = Decision(seat, kind, state.clone(), work, loop.create_future(), deadline)
         self.decisions[seat] = decision
         self.last_seat = seat
@@ -343,8 +348,22 @@ class GameSession:
         self._bump()
         decision.id = self.seq
 
+    def page_opened(self) -> None:
+        """A person's page has asked for the game: their clock may start."""
+        self._page_opened.set()
+
     async def await_answer(self, seat: int) -> str | None:
         decision = self.decisions[seat]
+        if self.human_time is not None and decision.deadline is None:
+            # Asked before any page was open: the clock starts when one is (or never, if the
+            # person answers first, e.g. through the JSON API).
+            opened = asyncio.ensure_future(self._page_opened.wait())
+            try:
+                await asyncio.wait((opened, decision.answer), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                opened.cancel()
+            decision.deadline = asyncio.get_running_loop().time() + self.human_time
+            self._bump()  # the page shows the countdown from now
         remaining = None
         if decision.deadline is not None:
             remaining = max(0.0, decision.deadline - asyncio.get_running_loop().time())
