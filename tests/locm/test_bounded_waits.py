@@ -20,6 +20,7 @@ import pytest
 
 from cardarena.locm.referee import cgroups, sandbox
 from tests.locm.bots import BOTS, PYTHON, new_tag, simple_bot, tagged_processes, wait_until_gone
+from tests.locm.test_cgroups import KINDS, every_bot_cgroup
 
 LOCM = [sys.executable, "-m", "cardarena.locm"]
 COMMAND_BOUND_S = 120
@@ -31,23 +32,11 @@ SANDBOXES = [
         marks=pytest.mark.skipif(not sandbox.support().ok, reason="no bubblewrap sandbox here"),
     ),
 ]  # fmt: skip
-CGROUP_KINDS = [kind for kind in ("v2", "v1") if cgroups.support(kind).ok]
-
-
-def bot_cgroups() -> set[str]:
-    found = set()
-    for kind in CGROUP_KINDS:
-        for parent in cgroups.support(kind).parents:
-            found |= {os.path.join(parent, name) for name in os.listdir(parent)
-                      if name.startswith(cgroups.NAME_PREFIX)}  # fmt: skip
-    return found
-
-
 def leaked_since(before: set[str]) -> set[str]:
     """Bot cgroups made since ``before`` whose referee is gone (those of a live referee are
     another test's game in progress)."""
     leaked = set()
-    for path in bot_cgroups() - before:
+    for path in every_bot_cgroup() - before:
         owner = os.path.basename(path).removeprefix(cgroups.NAME_PREFIX).split("-")[0]
         if not (owner.isdigit() and os.path.exists(f"/proc/{owner}")):
             leaked.add(path)
@@ -75,7 +64,7 @@ def test_a_bot_that_kills_its_parent_ends_its_games_and_the_tournament_ends(
 ) -> None:
     tag = new_tag()
     db = tmp_path / "t.db"
-    before = bot_cgroups()
+    before = every_bot_cgroup()
     done = subprocess.run(
         [*LOCM, "tournament", "--bot", f"killer={killer(tag)}",
          "--bot", f"honest={simple_bot(tag=tag)}", "--games", "2", "--workers", "2",
@@ -143,7 +132,7 @@ def test_workers_killed_from_outside_mid_game_cost_their_games_only(
     bots and cgroups are gone."""
     tag = new_tag()
     db = tmp_path / "t.db"
-    before = bot_cgroups()
+    before = every_bot_cgroup()
     slow = simple_bot("sleep", 0, tag)  # its first answer never comes: a timeout
     process = subprocess.Popen(
         [*LOCM, "tournament", "--bot", f"slow={slow}", "--bot", f"honest={simple_bot(tag=tag)}",
@@ -206,7 +195,7 @@ def test_a_bot_whose_child_keeps_its_pipes_open_does_not_hold_the_referee(
         )  # fmt: skip
         assert tournament.returncode == 0, tournament.stderr
         assert len(games(tmp_path / "t.db")) == 2
-        if CGROUP_KINDS or sandboxed:  # the child is killed with the cgroup or namespace
+        if KINDS or sandboxed:  # the child is killed with the cgroup or namespace
             assert not wait_until_gone(tag)
     finally:
         for pid, _state in tagged_processes(tag):

@@ -77,6 +77,14 @@ class Game:
             self.process.send_signal(signal.SIGINT)
         return self.process.wait(timeout=WAIT_MS / 1000)
 
+    def stop_or_kill(self) -> None:
+        """A fixture's teardown: Ctrl-C (the referee stops its bot, then exits), else kill."""
+        try:
+            self.stop()
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
 
 @pytest.fixture()
 def start() -> Iterator[Any]:
@@ -87,12 +95,8 @@ def start() -> Iterator[Any]:
         return games[-1]
 
     yield run
-    for game in games:  # Ctrl-C: the referee stops its bot, then exits
-        try:
-            game.stop()
-        except subprocess.TimeoutExpired:
-            game.process.kill()
-            game.process.wait()
+    for game in games:
+        game.stop_or_kill()
 
 
 def shoot(page: Any, name: str, size: tuple[int, int] = (1280, 720)) -> None:

@@ -109,12 +109,8 @@ def play() -> Iterator[type[Played]]:
             started.append(self)
 
     yield Tracked
-    for game in started:  # Ctrl-C: the referee stops its bot, then exits
-        try:
-            game.stop()
-        except subprocess.TimeoutExpired:
-            game.process.kill()
-            game.process.wait()
+    for game in started:
+        game.stop_or_kill()
 
 
 def idle_connections(game: Played, count: int) -> list[socket.socket]:
