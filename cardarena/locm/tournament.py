@@ -64,9 +64,9 @@ FREEZE_WAIT_S = 2.0
 TIMEOUT = "timeout"
 KIND_OF_REASON = {EndReason.INVALID_OUTPUT: "invalid", EndReason.ABORTED_EMPTY_LINE: "empty line"}
 """The error kind of a game a bot ended, by the referee's end reason; a missing answer
-(TIMEOUT) is a ``timeout``, a ``crash`` or ``too long``, and any other reason that names
-a player (one added later) is that reason's name in words (``OUT_OF_MEMORY``: ``out of
-memory``): charged to the bot, a loss, whatever its kind."""
+(TIMEOUT) is ``memory`` (the bot went over its budget: the outcome says so), a ``timeout``,
+a ``crash`` or ``too long``, and any other reason that names a player (one added later) is
+that reason's name in words: charged to the bot, a loss, whatever its kind."""
 
 
 @dataclass(frozen=True)
