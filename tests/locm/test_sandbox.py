@@ -303,6 +303,23 @@ for place in ("/tmp", os.environ["HOME"]):  # the private /tmp and HOME are writ
     assert not Path(f"/tmp/scratch-{tag}").exists()  # it was the bot's own /tmp
 
 
+def test_the_bots_user_is_known_whatever_the_referees_umask(tmp_path: Path, tag: str) -> None:
+    attack = """
+import pwd
+say(f"USER {pwd.getpwuid(os.getuid()).pw_name}")
+say(f"MODE {oct(os.stat('/etc/passwd').st_mode & 0o777)}")
+"""
+    command = hostile_bot(tmp_path, attack, tag)
+    old = os.umask(0o077)  # an organiser's strict umask: the referee's files are its own
+    try:
+        outcome = play(command)
+    finally:
+        os.umask(old)
+    assert_normal_loss(outcome)
+    errors = stderr_of(outcome)
+    assert f"USER {sandbox.BOT_USER}" in errors and "MODE 0o644" in errors, errors
+
+
 def test_a_tournament_bot_cannot_touch_the_database_or_the_worker(tmp_path: Path) -> None:
     db = tmp_path / "t.db"  # next to the bot's script: visible in its sandbox, read-only
     attack = (

@@ -144,7 +144,9 @@ def _prelude(limits: Limits, uid: int, gid: int) -> str:
         # Counted per user and user namespace; the bot's user is its own (a fresh uid as
         # root, a fresh user namespace otherwise), so this is per sandbox.
         tasks = f"prlimit --pid $$ --nproc={limits.tasks} || exit 125\n"
-    etc = "".join(
+    # Written under umask 022 whatever the referee's (an organiser's umask 077 once made
+    # /etc/passwd unreadable to the bot, and Java's user.name "?").
+    etc = "umask 022\n" + "".join(
         f"printf '%s' {shlex.quote(text)} > /etc/{name} || exit 125\n"
         for name, text in _etc_files(uid, gid).items()
     )
