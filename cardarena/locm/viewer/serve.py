@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ...tournaments.report.html import read_change_mark, read_snapshot, report_page
 from ...tournaments.report.png import write_pictures
 from ...tournaments.store import StoreError, reading
+from ..referee.causes import stored_cause
 from ..referee.replay import ReplayError
 from .tournament_pages import GAME, game_page
 
@@ -87,7 +88,7 @@ class _Pages:
         self._check_file()
         mark = read_change_mark(self.db)
         if self.report is None or self.report[0] != mark:
-            snapshot = read_snapshot(self.db)
+            snapshot = read_snapshot(self.db, stored_cause)
             self.report = (snapshot.version_key, report_page(snapshot, game=GAME, live=True))
         return self.report[1]
 
@@ -96,7 +97,7 @@ class _Pages:
             self._check_file()
             mark = read_change_mark(self.db)
             if self.pictures_key != mark:
-                snapshot = read_snapshot(self.db)
+                snapshot = read_snapshot(self.db, stored_cause)
                 self.pictures = {}
                 if snapshot.report.games:
                     with tempfile.TemporaryDirectory() as directory:

@@ -15,7 +15,9 @@ from ...pages import write_page
 from ...tournaments.report.html import Snapshot, read_snapshot, report_page
 from ...tournaments.report.png import write_pictures
 from ...tournaments.store import StoreError, reading
-from .page import viewer_html
+from ..referee.causes import stored_cause
+from .frames import build_frames
+from .page import render_viewer, viewer_html
 
 GAME = "LOCM"
 """The report page's title names the game."""
@@ -53,7 +55,7 @@ def write_html_report(db: str, directory: str) -> list[str]:
     Every file is written to a new temporary file and renamed into place
     (:func:`cardarena.pages.write_page`): a symbolic link already at ``games/N.html`` is
     replaced, never followed, and a ``games`` folder that is a link is refused."""
-    snapshot = read_snapshot(db)
+    snapshot = read_snapshot(db, stored_cause)
     games_dir = os.path.join(directory, "games")
     if os.path.islink(games_dir):
         raise StoreError(f"{games_dir} is a symbolic link: the report is written only into "
@@ -69,6 +71,7 @@ def write_html_report(db: str, directory: str) -> list[str]:
             except ImportError:
                 pass
         refused: dict[int, str] = {}
+        end_frames: dict[int, int] = {}  # each cause links to the frame its game ended on
         with reading(db) as store:
             for record in snapshot.records:
                 number = snapshot.numbers[record.key]
@@ -76,15 +79,18 @@ def write_html_report(db: str, directory: str) -> list[str]:
                     found = store.log_by_number(number)
                     if found is None or found[1] is None:
                         continue
-                    page = viewer_html(found[1], backlink=("../index.html", "← tournament report"))
+                    frames = build_frames(found[1])
+                    page = render_viewer(frames, backlink=("../index.html", "← tournament report"))
                 except ValueError as error:  # StoreError, ReplayError: a one-line reason
                     refused[number] = str(error)
                     continue
                 path = os.path.join(games_dir, f"{number}.html")
                 write_page(path, page)
                 written.append(path)
+                end_frames[number] = len(frames["frames"]) - 1
         index = os.path.join(directory, "index.html")
-        write_page(index, report_page(snapshot, game=GAME, pictures=pictures, unlinked=refused))
+        write_page(index, report_page(snapshot, game=GAME, pictures=pictures, unlinked=refused,
+                                      end_frames=end_frames))  # fmt: skip
     except OSError as error:
         raise StoreError(f"cannot write the HTML report in {directory}: {error.strerror}") from None
     if refused:
