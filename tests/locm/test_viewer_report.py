@@ -49,7 +49,7 @@ def winners(db: Path) -> dict[int, str | None]:
 
 def open_viewer_from_link(page: Any, number: int, winner: str | None) -> None:
     """Follow the report's link to game ``number``; its viewer shows the stored winner."""
-    page.locator(f'#games tr[data-game="{number}"] a.game').click()
+    page.locator(f'#games tr[data-game="{number}"] td:first-child a').click()
     page.wait_for_selector("body[data-ready='1']", timeout=WAIT_MS)
     page.keyboard.press("End")
     page.wait_for_selector("#end:not([hidden])", timeout=WAIT_MS)
