@@ -270,6 +270,7 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
         reason.name, kind, turns, detail=detail, overloaded=overloaded, budget_mb=budget_mb,
         stderr=None if loser is None else last_stderr_line(outcome.log, loser),
         illegal=0 if loser is None else illegal_actions(outcome.summaries, loser),
+        draw=loser is None,
     )  # fmt: skip
     return _record(
         task, players, started, winner, result, reason.name, error_seat, kind, detail,

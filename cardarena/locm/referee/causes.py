@@ -60,11 +60,13 @@ def game_cause(
     budget_mb: int | None = None,
     stderr: str | None = None,
     illegal: int = 0,
+    draw: bool = False,
 ) -> str:
     """Why a LOCM game ended, in words (:attr:`GameRecord.cause`): said of the seat that
     lost where one did (``crashed at turn 6: ZeroDivisionError: division by zero``), else
     of the game (``draw: the 1,400-frame limit at turn 90``). ``turns``: the battle turns
-    played, both seats together (the viewer's turn number); ``kind``: the error charged."""
+    played, both seats together (the viewer's turn number); ``kind``: the error charged;
+    ``draw``: the game has no winner and no one was charged."""
     when = f"at turn {turns}" if turns else "in deck building"
     what = _PLAYER_TOKEN.sub("", detail or "")
     if kind == "crash":
@@ -85,15 +87,18 @@ def game_cause(
         return f"the referee failed: {detail}" if detail else "the referee failed"
     elif kind:
         words = f"{kind} {when}"
+    elif draw:  # no winner, and no one charged
+        words = {
+            EndReason.FRAME_LIMIT.name: f"draw: the 1,400-frame limit {when}",
+            EndReason.ABORTED_TIME_QUOTA.name: f"no result: the 30 s total time quota ran out "
+            f"{when}",
+        }.get(end_reason, f"draw {when} ({_words(end_reason)})")
     else:
         words = {
             EndReason.HEALTH.name: f"lost on health {when}",
             EndReason.DECK_OUT.name: f"lost by deck-out {when} (drew from an empty deck)",
             EndReason.TURN_LIMIT.name: f"lost at the turn limit {when} (a draw after turn 50)",
-            EndReason.FRAME_LIMIT.name: f"draw: the 1,400-frame limit {when}",
-            EndReason.ABORTED_TIME_QUOTA.name: f"no result: the 30 s total time quota ran out "
-            f"{when}",
-        }.get(end_reason, f"{end_reason.lower().replace('_', ' ')} {when}")
+        }.get(end_reason, f"lost {when} ({_words(end_reason)})")
     if illegal:
         words += f" ({illegal} illegal action{'s' if illegal != 1 else ''} dropped)"
     return words
@@ -105,8 +110,11 @@ def stored_cause(record: GameRecord) -> str:
     if record.result == "error":
         return game_cause(record.end_reason, REFEREE, record.turns, detail=record.detail)
     detail = record.detail if record.error_kind == "invalid" else None
-    cause = game_cause(record.end_reason, record.error_kind, record.turns, detail=detail,
-                       overloaded=record.overloaded)  # fmt: skip
-    if record.error_kind is None and record.winner is None and record.result == "draw":
-        return cause if cause.startswith("draw") else f"draw {cause}"
-    return cause
+    return game_cause(record.end_reason, record.error_kind, record.turns, detail=detail,
+                      overloaded=record.overloaded,
+                      draw=record.winner is None and record.error_seat is None)  # fmt: skip
+
+
+def _words(end_reason: str) -> str:
+    """An end reason's name in words: ``SOMETHING_NEW`` -> ``something new``."""
+    return end_reason.lower().replace("_", " ")

@@ -12,12 +12,12 @@ import tempfile
 from typing import Any
 
 from ...pages import write_page
-from ...tournaments.report.html import Snapshot, read_snapshot, report_page
+from ...tournaments.report.html import Snapshot, game_link, read_snapshot, report_page
 from ...tournaments.report.png import write_pictures
 from ...tournaments.store import StoreError, reading
 from ..referee.causes import stored_cause
 from .frames import build_frames
-from .page import render_viewer, viewer_html
+from .page import render_viewer
 
 GAME = "LOCM"
 """The report page's title names the game."""
@@ -41,10 +41,20 @@ def stored_log(db: str, number: int) -> tuple[str, dict[str, Any]]:
     return key, log
 
 
-def game_page(db: str, number: int) -> str:
-    """The viewer page of game ``number``, with a link back to the report."""
+BACKLINK = ("../index.html", "← tournament report")
+
+
+def game_page(db: str, number: int) -> tuple[str, int]:
+    """The viewer page of game ``number``, with a link back to the report, and the number
+    of its last frame (the end: where the report's cause links to)."""
     _key, log = stored_log(db, number)
-    return viewer_html(log, backlink=("../index.html", "← tournament report"))
+    frames = build_frames(log)
+    return render_viewer(frames, backlink=BACKLINK), len(frames["frames"]) - 1
+
+
+def end_link(number: int, end_frame: int) -> str:
+    """The address of game ``number``'s page at its end frame, from the report page."""
+    return f"games/{number}.html#frame={end_frame}"
 
 
 def write_html_report(db: str, directory: str) -> list[str]:
@@ -80,7 +90,7 @@ def write_html_report(db: str, directory: str) -> list[str]:
                     if found is None or found[1] is None:
                         continue
                     frames = build_frames(found[1])
-                    page = render_viewer(frames, backlink=("../index.html", "← tournament report"))
+                    page = render_viewer(frames, backlink=BACKLINK)
                 except ValueError as error:  # StoreError, ReplayError: a one-line reason
                     refused[number] = str(error)
                     continue
@@ -89,8 +99,13 @@ def write_html_report(db: str, directory: str) -> list[str]:
                 written.append(path)
                 end_frames[number] = len(frames["frames"]) - 1
         index = os.path.join(directory, "index.html")
+
+        def cause_link(number: int) -> str:
+            end = end_frames.get(number)
+            return game_link(number) if end is None else end_link(number, end)
+
         write_page(index, report_page(snapshot, game=GAME, pictures=pictures, unlinked=refused,
-                                      end_frames=end_frames))  # fmt: skip
+                                      cause_link=cause_link))  # fmt: skip
     except OSError as error:
         raise StoreError(f"cannot write the HTML report in {directory}: {error.strerror}") from None
     if refused:

@@ -4,14 +4,14 @@ The page (``index.html``) holds the same numbers as the text report — ratings,
 matrix with 95% intervals, turn times, errors, why each bot lost, the two PNG pictures —
 and the list of games with why each ended, each linked to ``games/N.html`` (N: the
 game's number in the database): the game's own viewer page, which the game provides
-(LOCM: :mod:`cardarena.locm.viewer`); the cause links to the frame the game ended on
-where the game says which (``games/N.html#frame=F``).
+(LOCM: :mod:`cardarena.locm.viewer`); the cause links where the game says, the frame the
+game ended on (LOCM: ``games/N.html#frame=F``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -117,7 +117,7 @@ def _game_rows(
     numbers: Mapping[str, int],
     unlinked: Collection[int],
     lines: Sequence[GameLine],
-    end_frames: Mapping[int, int],
+    cause_link: Callable[[int], str],
 ) -> list[Row]:
     why = {line.key: line.why for line in lines}
     rows = []
@@ -131,18 +131,22 @@ def _game_rows(
             who = "" if record.error_seat is None else seats[record.error_seat] + " "
             error = f"{who}{record.error_kind}"
         number = numbers.get(record.key, 0)
-        frame = end_frames.get(number)
         rows.append({
             "number": number,
             # the referee failed (no log to show), or the log could not be shown
             "linked": record.result != "error" and number not in unlinked,
             "why": why.get(record.key, record.cause or ""),
-            "end_link": f"games/{number}.html" + ("" if frame is None else f"#frame={frame}"),
+            "end_link": cause_link(number),
             "first": record.first, "second": record.second, "round": record.round + 1,
             "outcome": outcome, "end": record.end_reason.lower(), "turns": record.turns,
             "error": error, "replay": record.replay,
         })  # fmt: skip
     return rows
+
+
+def game_link(number: int) -> str:
+    """Where game ``number`` links to: its page, beside the report page."""
+    return f"games/{number}.html"
 
 
 LIVE_SCRIPT = """
@@ -173,11 +177,11 @@ def report_page(
     live: bool = False,
     pictures: bool = True,
     unlinked: Collection[int] = (),
-    end_frames: Mapping[int, int] | None = None,
+    cause_link: Callable[[int], str] | None = None,
 ) -> str:
     """The report as one HTML page of a ``game`` tournament (``live``: it reloads itself
-    when games are added; games ``unlinked`` have no page to link to; ``end_frames``: game
-    number -> the frame of its viewer page where it ended, its cause's link). Rendered by
+    when games are added; games ``unlinked`` have no page to link to; ``cause_link``: where
+    game N's cause links to, the game's page where it ended; by default its page). Rendered by
     :func:`cardarena.pages.render`: every stored string (bot names, settings, results,
     replay commands) is escaped; only the live script runs."""
     report, settings = snapshot.report, snapshot.settings
@@ -197,7 +201,7 @@ def report_page(
         matrix=_matrix_rows(report),
         pictures=PICTURES if pictures and report.games else (),
         games=_game_rows(
-            snapshot.records, snapshot.numbers, unlinked, report.game_lines, end_frames or {}
+            snapshot.records, snapshot.numbers, unlinked, report.game_lines, cause_link or game_link
         ),
         script=trusted(LIVE_SCRIPT),  # our own code: inlined as it is
         css=asset(__package__, "report.css"),
