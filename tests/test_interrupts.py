@@ -7,6 +7,7 @@ does (so child processes get it too).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -19,6 +20,8 @@ from typing import IO
 
 import pytest
 
+from cardarena.locm.referee.gameresult import answers_from_log
+from cardarena.locm.referee.replay import replay_lines
 from tests.locm.bots import new_tag, simple_bot, wait_until_gone
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,6 +124,31 @@ def test_locm_play_stops_its_bots(tag: str) -> None:
     status, out, err = interrupt(play)
     assert status == 130 and out == ""
     one_line(err, "locm play: interrupted; the bots were stopped")
+
+
+def test_locm_play_keeps_the_log_of_what_was_played(tag: str, tmp_path: Path) -> None:
+    # The bot hangs at its fourth answer (its third battle turn, the game's fifth): by then
+    # four rounds were played, and -l writes them as a log marked interrupted.
+    marker, log = tmp_path / "hanging", tmp_path / "game.json"
+    play = start([*LOCM, "play", "-p1", f"{simple_bot('hang', 3, tag)} {marker}", "-p2",
+                  "builtin:greedy", "--version", "1.5", "--no-time-limit", "--no-sandbox",
+                  "-l", str(log)])  # fmt: skip
+    seen = threading.Event()
+    watcher = threading.Thread(target=lambda: _until(marker.exists, seen))
+    watcher.start()
+    watcher.join(TIMEOUT)
+    assert seen.is_set(), "the bot never reached its fourth answer"
+    status, out, err = interrupt(play)
+    assert status == 130 and out == ""
+    one_line(err, f"locm play: interrupted; the bots were stopped; the log of the game so far "
+                  f"is in {log} (locm view {log})")  # fmt: skip
+    played = json.loads(log.read_text(encoding="utf-8"))
+    assert played["cardarena"]["interrupted"] is True and played["scores"] == {}
+    first, second = answers_from_log(played)
+    assert (len(first), len(second)) == (3, 3)  # deck building and two battle turns each
+    lines = list(replay_lines(played))
+    assert lines[-1] == "result: none: the game was interrupted at turn 5 (Ctrl-C or SIGTERM)"
+    assert sum(line.startswith("turn ") for line in lines) == 4
 
 
 def _bot_running(tag: str) -> bool:

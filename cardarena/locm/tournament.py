@@ -35,6 +35,7 @@ from .engine.params import GameParameters, resolve_parameters
 from .engine.rules import DEFAULT_VERSION, FULL_POOL_LEAGUE, ruleset
 from .engine.state import EndReason, Phase
 from .referee import starvation
+from .referee.causes import TIMEOUT, game_cause, illegal_actions, last_stderr_line
 from .referee.cgroups import DEFAULT_MEMORY_MB, reap, warn_if_crowded
 from .referee.game_loop import (
     BUILTIN_PREFIX,
@@ -61,7 +62,6 @@ class that does not exist) is a usage error, not a tournament of crashes."""
 FREEZE_POLL_S = 0.005
 FREEZE_WAIT_S = 2.0
 """At most this long after a timeout for the bot to be frozen before its waits are read."""
-TIMEOUT = "timeout"
 KIND_OF_REASON = {EndReason.INVALID_OUTPUT: "invalid", EndReason.ABORTED_EMPTY_LINE: "empty line"}
 """The error kind of a game a bot ended, by the referee's end reason; a missing answer
 (TIMEOUT) is ``memory`` (the bot went over its budget: the outcome says so), a ``timeout``,
@@ -236,7 +236,8 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
     except (StartError, Exception) as error:
         # A referee failure (not a bot's fault) costs this game only, recorded.
         detail = f"{type(error).__name__}: {error}"
-        return _record(task, players, started, None, "error", "ERROR", None, REFEREE, detail)
+        return _record(task, players, started, None, "error", "ERROR", None, REFEREE, detail,
+                       cause=game_cause("ERROR", REFEREE, 0, detail=detail))  # fmt: skip
     reason = outcome.end_reason
     error_seat = outcome.error_player
     winner = outcome.winner
@@ -259,12 +260,21 @@ def play_scheduled_game(task: LocmGameTask) -> GameRecord:
         result = "draw"
     else:
         result = "win"
+    budget_mb = None
     if error_seat is not None and kind == "memory":
-        budget = players[error_seat].memory_budget or 0
-        detail = f"out of memory (over its {budget >> 20} MB budget)"
+        budget_mb = (players[error_seat].memory_budget or 0) >> 20
+        detail = f"out of memory (over its {budget_mb} MB budget)"
+    loser = error_seat if error_seat is not None else None if winner is None else 1 - winner
+    turns = sum(len(player.battle_ms) for player in players)
+    cause = game_cause(
+        reason.name, kind, turns, detail=detail, overloaded=overloaded, budget_mb=budget_mb,
+        stderr=None if loser is None else last_stderr_line(outcome.log, loser),
+        illegal=0 if loser is None else illegal_actions(outcome.summaries, loser),
+        draw=loser is None,
+    )  # fmt: skip
     return _record(
         task, players, started, winner, result, reason.name, error_seat, kind, detail,
-        log=compress_log(outcome.log), load=load_per_core(), overloaded=overloaded,
+        log=compress_log(outcome.log), load=load_per_core(), overloaded=overloaded, cause=cause,
     )  # fmt: skip
 
 
@@ -336,7 +346,8 @@ def load_per_core() -> float | None:
 def lost_game(task: LocmGameTask, why: str) -> GameRecord:
     """A game whose worker died or whose referee failed: a referee failure, replayed
     on the next run of the same command."""
-    return _record(task, [], time.perf_counter(), None, "error", "ERROR", None, REFEREE, why)
+    return _record(task, [], time.perf_counter(), None, "error", "ERROR", None, REFEREE, why,
+                   cause=game_cause("ERROR", REFEREE, 0, detail=why))  # fmt: skip
 
 
 def _record(
@@ -352,6 +363,7 @@ def _record(
     log: bytes | None = None,
     load: float | None = None,
     overloaded: bool | None = None,
+    cause: str | None = None,
 ) -> GameRecord:
     times = [p.battle_ms for p in players] if players else [[], []]
     spec = task.spec
@@ -379,6 +391,7 @@ def _record(
         log=log,
         load=load,
         overloaded=overloaded,
+        cause=cause,
     )
 
 

@@ -61,7 +61,8 @@ CREATE TABLE IF NOT EXISTS games (
     finished_at TEXT NOT NULL,
     log BLOB,
     load REAL,
-    overloaded INTEGER
+    overloaded INTEGER,
+    cause TEXT
 );
 """
 
@@ -224,6 +225,11 @@ class GameRecord:
     turn it ran out of time (the only games ``--retry-errors`` replays), False if it
     was measured and was not; None if not a timeout, or not measured (no cgroup, or a
     database from before this column)."""
+    cause: str | None = None
+    """Why the game ended, in the game's own words, said of the seat that lost where one
+    did (``crashed at turn 6: <its last stderr line>``), else of the game (``draw at turn
+    50``); None in a database from before this column: the game derives it from the
+    other columns (:func:`cardarena.tournaments.report.model.with_causes`)."""
 
 
 def compress_log(log: Mapping[str, Any]) -> bytes:
@@ -250,7 +256,7 @@ _INSERT = (
 
 
 _TEXT = ("key", "first", "second", "result", "end_reason", "replay")
-_OPTIONAL_TEXT = ("error_kind", "detail", "finished_at")
+_OPTIONAL_TEXT = ("error_kind", "detail", "finished_at", "cause")
 _WHOLE = ("round", "seed", "turns", "first_turns", "second_turns")
 _REAL = ("first_mean_ms", "first_max_ms", "second_mean_ms", "second_max_ms", "duration_s")
 _REQUIRED = frozenset((*_TEXT, *_WHOLE, *_REAL, "winner", "error_seat"))
@@ -420,6 +426,8 @@ class TournamentStore:
             self.db.execute("ALTER TABLE games ADD COLUMN load REAL")
         if "overloaded" not in columns:
             self.db.execute("ALTER TABLE games ADD COLUMN overloaded INTEGER")
+        if "cause" not in columns:
+            self.db.execute("ALTER TABLE games ADD COLUMN cause TEXT")
 
     def _game_columns(self) -> list[str]:
         present = {row[1] for row in self.db.execute("PRAGMA table_info(games)")}

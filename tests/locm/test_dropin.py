@@ -247,7 +247,10 @@ def _bots(tag: str, referee: int) -> list[int]:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_an_interrupted_game_leaves_no_log(tmp_path: Path, tag: str, signum: int) -> None:
+def test_a_game_interrupted_before_any_move_leaves_no_log(
+    tmp_path: Path, tag: str, signum: int
+) -> None:
+    # (One interrupted after moves writes what was played: tests/test_interrupts.py.)
     fresh, kept = tmp_path / "fresh.json", tmp_path / "kept.json"
     kept.write_text("previous result\n")
     for log in (fresh, kept):

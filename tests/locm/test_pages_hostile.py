@@ -84,9 +84,11 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         detail=f"d {PAYLOAD}", turns=20, first_turns=10, first_mean_ms=1.0, first_max_ms=2.0,
         second_turns=10, second_mean_ms=1.0, second_max_ms=2.0, duration_s=0.1,
         replay=f"locm play {PAYLOAD}", log=compress_log(log), finished_at=f"f {PAYLOAD}",
+        cause=f"c {PAYLOAD}",
     )  # fmt: skip
     won = dataclasses.replace(drawn, key=f"k1 {PAYLOAD}", first=second, second=first, winner=0,
-                              result="win", error_seat=1, error_kind=f"k {PAYLOAD}")  # fmt: skip
+                              result="win", error_seat=1, error_kind=f"k {PAYLOAD}",
+                              cause=None)  # its cause: derived from the columns  # fmt: skip
     db = tmp_path / "hostile.db"
     with TournamentStore(str(db)) as store:
         store.configure({f"key {PAYLOAD}": f"value {PAYLOAD}", "version": f"1.2 {PAYLOAD}"},
@@ -128,8 +130,16 @@ def check_report(page: Any, url: str, live: bool) -> None:
         page.wait_for_selector("#live-status:text-matches('games stored')", timeout=WAIT_MS)
     assert_inert(page, ["inline"] if live else [])
     text = page.locator("body").inner_text()
-    for shown in (f"bot0 {PAYLOAD}", f"r {PAYLOAD}", f"key {PAYLOAD}=value {PAYLOAD}",
-                  f"bot0 {PAYLOAD} k {PAYLOAD}", f"locm play {PAYLOAD}", f"1.2 {PAYLOAD}"):
+    for shown in (
+        f"bot0 {PAYLOAD}",
+        f"r {PAYLOAD}",
+        f"key {PAYLOAD}=value {PAYLOAD}",
+        f"bot0 {PAYLOAD} k {PAYLOAD}",
+        f"locm play {PAYLOAD}",
+        f"1.2 {PAYLOAD}",
+        f"c {PAYLOAD}",
+        f"bot0 {PAYLOAD} k {PAYLOAD} at turn 20",
+    ):
         assert shown in text
     assert PAYLOAD in page.title()
 

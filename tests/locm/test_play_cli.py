@@ -12,8 +12,12 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from cardarena.locm.cli.main import main
+from cardarena.locm.referee.gameresult import answers_from_log
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 60
@@ -91,5 +95,67 @@ def test_stopping_mid_game_stops_the_bot(signum: int, status: int, tmp_path: Pat
     _out, err = process.communicate(timeout=TIMEOUT_S)
     assert process.returncode == status
     assert "the bots were stopped" in err and "Traceback" not in err
-    assert not (tmp_path / "g.json").exists()  # no game, no log
+    # The person's deck is made; the log holds it if the bot had answered its own (a round).
+    kept = (tmp_path / "g.json").exists()
+    assert ("the log of the game so far is in" in err) == kept
+    assert ("no log written" in err) == (not kept)
     assert not Path(f"/proc/{bot_pid}").exists()  # stopped and reaped
+
+
+def next_decision(url: str, seq: int) -> tuple[dict[str, Any], int]:
+    """The person's next decision, as the page waits for it: (decision, seq)."""
+    while True:
+        with urllib.request.urlopen(f"{url}state?after={seq}", timeout=TIMEOUT_S) as state:
+            view = json.load(state)
+        assert not view["over"] and view["error"] is None, view
+        seq = view["seq"]
+        if view["decision"] is not None:
+            return view["decision"], seq
+
+
+def post_move(url: str, move: dict[str, Any]) -> None:
+    body = json.dumps(move).encode()
+    request = urllib.request.Request(url + "move", body, {"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=TIMEOUT_S).close()
+
+
+def test_ctrl_c_mid_game_keeps_the_log_of_what_was_played(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "game.json"
+    process = locm_play("-p1", "human", "-p2", "builtin:greedy", "--version", "1.5", "-l",
+                        str(log))  # fmt: skip
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    decision, seq = next_decision(url, -1)
+    assert decision["kind"] == "construct"
+    post_move(url, {"id": decision["id"], "auto": True})
+    played = []
+    for _turn in range(2):  # two battle turns: a summon where one is offered, then the end
+        decision, seq = next_decision(url, seq)
+        assert decision["kind"] == "battle"
+        summons = [action for action in decision["actions"] if action.startswith("SUMMON")]
+        if summons:
+            post_move(url, {"id": decision["id"], "action": summons[0]})
+            decision, seq = next_decision(url, seq)  # each move gives the decision a new id
+        post_move(url, {"id": decision["id"], "action": "PASS"})
+        played.append(summons[0] if summons else "PASS")
+    next_decision(url, seq)  # the person's third turn: the bot has played its second
+    process.send_signal(signal.SIGINT)
+    _out, err = process.communicate(timeout=TIMEOUT_S)
+    assert process.returncode == 130 and "Traceback" not in err
+    said = f"the log of the game so far is in {log} (locm view {log})"
+    assert err.splitlines()[-1] == f"locm play: interrupted; the bots were stopped; {said}"
+    kept = json.loads(log.read_text(encoding="utf-8"))
+    assert kept["cardarena"]["interrupted"] is True and kept["scores"] == {}
+    person, bot = answers_from_log(kept)
+    assert person[1:] == played and len(person) == 3 and len(bot) == 3
+    # Both readers take it, and say where it stopped.
+    assert main(["replay", str(log)]) == 0
+    replayed = capsys.readouterr().out.splitlines()
+    assert replayed[-1] == "result: none: the game was interrupted at turn 5 (Ctrl-C or SIGTERM)"
+    assert main(["view", str(log), "-o", str(tmp_path / "game.html")]) == 0
+    page = (tmp_path / "game.html").read_text(encoding="utf-8")
+    data = json.loads(page.split('<script id="game-data" type="application/json">', 1)[1]
+                      .split("</script>", 1)[0])  # fmt: skip
+    assert data["frames"][-1]["reason"] == "interrupted" and data["frames"][-1]["turn"] == 5

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import sqlite3
@@ -15,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from cardarena.locm.cli.tournament import print_report
+from cardarena.locm.referee.causes import stored_cause
+from cardarena.tournaments.report.html import read_snapshot, report_page
 from cardarena.tournaments.schedule import schedule
 from cardarena.tournaments.store import TournamentStore
 
@@ -50,13 +54,16 @@ def stored_games(db: Path) -> int:
         return 0
 
 
-def test_tiny_tournament_with_crashing_and_hanging_bots(tmp_path: Path) -> None:
+def test_tiny_tournament_with_crashing_hanging_and_garbling_bots(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "t.db"
     bots = [
         "--bot", "builtin:greedy",
-        "--bot", "builtin:random",
-        # Exits at its third answer (its second battle turn); hangs at its third answer.
+        # Each misbehaves at its third answer (its second battle turn): exits, answers
+        # garbage, hangs.
         "--bot", f"crasher={simple_bot('crash', 2)}",
+        "--bot", f"garbler={simple_bot('garbage', 2)}",
         "--bot", f"sleeper={simple_bot('sleep', 2)}",
     ]  # fmt: skip
     done = locm(
@@ -68,38 +75,69 @@ def test_tiny_tournament_with_crashing_and_hanging_bots(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "played 12 new games" in done.stderr
     assert "win rate of the row against the column" in done.stdout
-    report = json.loads(locm("report", "--db", str(db), "--json").stdout)
+    print_report(str(db), as_json=True)
+    report = json.loads(capsys.readouterr().out)
     assert report["games"] == 12
     stats = report["bots"]
     assert {name: stats[name]["games"] for name in stats} == dict.fromkeys(
-        ("greedy", "random", "crasher", "sleeper"), 6
+        ("greedy", "crasher", "garbler", "sleeper"), 6
     )
     # The misbehaving bot whose third answer comes first (it moves first) loses that game:
-    # the crasher crashes in 4 games against the honest bots + 1 as player 0 against the
-    # sleeper; the sleeper times out likewise.
-    assert (stats["crasher"]["crashes"], stats["crasher"]["timeouts"]) == (5, 0)
-    assert (stats["sleeper"]["timeouts"], stats["sleeper"]["crashes"]) == (5, 0)
-    assert stats["crasher"]["wins"] == 1 and stats["sleeper"]["wins"] == 1
-    assert stats["greedy"]["wins"] >= 4
-    assert stats["greedy"]["max_turn_ms"] > 0
-    for name in ("matrix.png", "ratings.png", "bots.csv", "matrix.csv", "report.json"):
+    # each misbehaves in its 2 games against greedy and its 2 as player 0 against the others.
+    assert (stats["crasher"]["crashes"], stats["crasher"]["timeouts"]) == (4, 0)
+    assert (stats["sleeper"]["timeouts"], stats["sleeper"]["crashes"]) == (4, 0)
+    assert stats["garbler"]["invalid_outputs"] == 4
+    assert [stats[name]["wins"] for name in ("crasher", "garbler", "sleeper")] == [2, 2, 2]
+    assert stats["greedy"]["wins"] == 6 and stats["greedy"]["max_turn_ms"] > 0
+    for name in ("matrix.png", "ratings.png", "bots.csv", "matrix.csv", "games.csv",
+                 "report.json"):  # fmt: skip
         assert (tmp_path / "t-report" / name).stat().st_size > 0
+    # Why each bot lost, and why each game ended, with the turn (the viewer's turn number:
+    # both seats' battle turns counted together) and what the bot said or did.
+    text = done.stdout
+    for name, kind in (("crasher", "crash"), ("garbler", "invalid"), ("sleeper", "timeout")):
+        assert re.search(rf"^  {name} +lost 4: {kind} 4$", text, re.MULTILINE), text
+    assert not re.search(r"^  greedy +lost", text, re.MULTILINE)
+    assert f"(open one: locm view --db {db} --game N --open)" in text
+    crashed = "crasher crashed at turn 3: crashing on purpose"  # its last stderr line
+    assert re.search(rf"#\d+  crasher vs greedy: {crashed}$", text, re.MULTILINE)
+    assert re.search(r"#\d+  greedy vs crasher: crasher crashed at turn 4: crashing on purpose$",
+                     text, re.MULTILINE)  # fmt: skip
+    assert re.search(r"#\d+  garbler vs greedy: garbler sent an invalid output at turn 3: "
+                     r"Invalid action name", text)  # fmt: skip
+    assert re.search(r"#\d+  sleeper vs crasher: sleeper timed out at turn 3$", text, re.MULTILINE)
+    listed = {(g["first"], g["second"]): g for g in report["game_list"]}
+    assert listed["crasher", "sleeper"]["why"] == crashed
+    # The HTML report says the same (its links to the viewer: tests/locm/test_viewer_report.py).
+    index = report_page(read_snapshot(str(db), stored_cause), game="LOCM", pictures=False)
+    assert '<td class="lost-by">invalid 4</td>' in index
+    number = listed["crasher", "greedy"]["number"]
+    assert f'<a class="cause" href="games/{number}.html">{crashed}</a>' in index
+    # A database from before the cause column reports the causes its columns tell.
+    old = tmp_path / "old.db"
+    old.write_bytes(db.read_bytes())
+    with sqlite3.connect(old) as connection:
+        connection.execute("ALTER TABLE games DROP COLUMN cause")
+    print_report(str(old))
+    before = capsys.readouterr().out
+    assert re.search(r"^  sleeper +lost 4: timeout 4$", before, re.MULTILINE)
+    assert re.search(r"#\d+  crasher vs greedy: crasher crashed at turn 3 \(its process ended\)$",
+                     before, re.MULTILINE)  # fmt: skip
     # The reasons are stored with the games, and every log is kept, compressed.
     with TournamentStore(str(db), lock=False) as store:
         records = store.records(with_logs=True)
         crashes = [r for r in records if r.error_kind == "crash"]
         assert crashes and all(r.end_reason == "TIMEOUT" and r.log for r in crashes)
-        honest = next(r for r in records if {r.first, r.second} == {"greedy", "random"})
-        log = store.log(honest.key)
+        garbled = next(r for r in records if (r.first, r.second) == ("greedy", "garbler"))
+        log = store.log(garbled.key)
     assert log is not None and log["cardarena"]["version"] == "1.5"
     # Any single game replays with locm play from the stored command line.
-    replay = shlex.split(honest.replay)
+    replay = shlex.split(garbled.replay)
     assert replay[:2] == ["locm", "play"]
     again = subprocess.run(
         [*LOCM, *replay[1:]], capture_output=True, text=True, timeout=60, check=True
     )
-    scores = again.stdout.split()[:2]
-    assert scores == (["1", "0"] if honest.winner == 0 else ["0", "1"])
+    assert again.stdout.split()[:2] == [str(log["scores"][seat]) for seat in ("0", "1")]
 
 
 def test_resume_after_kill_9_plays_only_missing_games(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ def winners(db: Path) -> dict[int, str | None]:
 
 def open_viewer_from_link(page: Any, number: int, winner: str | None) -> None:
     """Follow the report's link to game ``number``; its viewer shows the stored winner."""
-    page.locator(f'#games tr[data-game="{number}"] a').click()
+    page.locator(f'#games tr[data-game="{number}"] td:first-child a').click()
     page.wait_for_selector("body[data-ready='1']", timeout=WAIT_MS)
     page.keyboard.press("End")
     page.wait_for_selector("#end:not([hidden])", timeout=WAIT_MS)
@@ -77,6 +77,13 @@ def test_html_report_links_every_game_to_its_viewer(page: Any, tmp_path: Path) -
         open_viewer_from_link(page, number, winner)
         page.locator("#back").click()
         page.wait_for_selector("#games", timeout=WAIT_MS)
+    # Why a game ended is one click from the viewer at the frame it ended on.
+    number = next(iter(stored))
+    cause = page.locator(f'#games tr[data-game="{number}"] a.cause')
+    assert cause.inner_text().startswith(("random ", "greedy ", "draw"))
+    cause.click()
+    page.wait_for_selector("body[data-ready='1'][data-kind='end']", timeout=WAIT_MS)
+    assert page.locator("#end").is_visible()
 
 
 class Server:

@@ -7,7 +7,9 @@ generous timeouts; nothing here measures speed (benchmarks/servers_under_flood.p
 
 from __future__ import annotations
 
+import http.client
 import os
+import re
 import resource
 import select
 import shutil
@@ -241,7 +243,16 @@ def test_a_clean_database_gets_no_new_files(
     before = sorted(os.listdir(tmp_path)), db.read_bytes()
     server = serve(db)
     assert server.get("games/1.html")[0] == 200
-    assert server.get("")[0] == 200
+    status, index = server.get("")
+    assert status == 200 and b'<a class="cause" href="games/1/end">' in index
+    # A game's cause links to its page at the frame it ended on, through a redirect.
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    connection.request("GET", "/games/1/end")
+    answer = connection.getresponse()
+    assert answer.status == 302
+    assert re.fullmatch(r"\.\./1\.html#frame=[1-9]\d*", answer.getheader("Location") or "")
+    connection.close()
+    assert server.get("games/999/end")[0] == 404
     server.stop()
     assert (sorted(os.listdir(tmp_path)), db.read_bytes()) == before
 

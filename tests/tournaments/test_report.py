@@ -5,12 +5,15 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
+from dataclasses import replace
 
 import pytest
 
 from cardarena.tournaments.report import build_report, wilson_interval
 from cardarena.tournaments.report.files import write_csv
-from cardarena.tournaments.report.text import report_text
+from cardarena.tournaments.report.model import with_causes
+from cardarena.tournaments.report.text import LISTED_GAMES, report_text
 from cardarena.tournaments.store import GameRecord
 
 Z = 1.959963984540054  # the 97.5% quantile of the standard normal distribution
@@ -221,7 +224,7 @@ def test_exports(report, tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert data["bots"]["A"]["wins"] == 2 and data["bots"]["A"]["games"] == 4
     assert set(data["bots"]["A"]) >= {"games", "wins", "rating", "rating_ci95", "timeouts"}
     json.loads(json.dumps(data))
-    bots_csv, matrix_csv = write_csv(report, str(tmp_path))
+    bots_csv, matrix_csv, games_csv = write_csv(report, str(tmp_path))
     with open(bots_csv, encoding="utf-8") as bots_file:
         rows = list(csv.DictReader(bots_file))
     assert {row["bot"]: int(row["wins"]) for row in rows} == {"A": 2, "B": 0, "C": 2}
@@ -229,6 +232,10 @@ def test_exports(report, tmp_path) -> None:  # type: ignore[no-untyped-def]
     with open(matrix_csv, encoding="utf-8") as matrix_file:
         cells = list(csv.DictReader(matrix_file))
     assert len(cells) == 6  # every ordered pair
+    with open(games_csv, encoding="utf-8") as games_file:
+        games = list(csv.DictReader(games_file))
+    assert len(games) == 6 and {row["bot"] for row in rows} == {"A", "B", "C"}
+    assert [row["lost_by"] for row in rows if row["bot"] == "B"] == ["crash=1;health=2"]
     text = report_text(report)
     assert "5 games" in text and "1 referee errors" in text
 
@@ -257,3 +264,60 @@ def test_an_error_charged_to_a_seat_is_its_loss_whatever_its_kind() -> None:
     text = report_text(report)
     assert "errors charged, each a lost game: S empty line 4, out of memory 1" in text
     assert report.to_json()["bots"]["S"]["errors"] == {"empty line": 4, "out of memory": 1}
+
+
+def test_why_each_game_ended_and_each_bot_lost() -> None:
+    """Each loss is counted under its error kind, else its end reason; a game's cause is the
+    game's words with the loser in front, and a game stored without one (an older database)
+    gets the game's words for it, or generic ones from its columns."""
+    games = [
+        *[replace(RECORDS[0], key=f"h{n}", round=n, cause="lost on health at turn 9")
+          for n in range(3)],
+        replace(RECORDS[3], cause="timed out at turn 4"),
+        replace(RECORDS[4], cause="crashed at turn 6: ZeroDivisionError: division by zero"),
+        replace(RECORDS[2], cause=None, detail=None),  # A-C draw, stored before causes
+        RECORDS[5],  # the referee failed
+    ]  # fmt: skip
+    numbers = {record.key: number for number, record in enumerate(games, start=1)}
+    derived = with_causes(games, lambda record: f"derived {record.end_reason}")
+    assert [r.cause for r in derived[5:]] == ["derived HEALTH", "derived HEALTH"]
+    report = build_report(["A", "B", "C"], derived, numbers=numbers)
+    b = next(bot for bot in report.bots if bot.name == "B")
+    a = next(bot for bot in report.bots if bot.name == "A")
+    assert b.lost_by == {"health": 3, "crash": 1}
+    assert b.losses_text == "lost 4: health 3, crash 1"
+    assert a.losses_text == "lost 1: timeout 1"
+    lines = report.game_lines
+    assert [line.number for line in lines] == [7, 6, 5, 4, 3, 2, 1]  # newest first
+    assert lines[2].why == "B crashed at turn 6: ZeroDivisionError: division by zero"
+    assert lines[2].charged and lines[3].charged and not lines[4].charged
+    assert lines[1].why == "derived HEALTH" and lines[1].winner is None  # the draw
+    assert not lines[0].counted
+    text = report_text(report, "locm view --db t.db --game N --open")
+    assert re.search(r"^  B +lost 4: health 3, crash 1$", text, re.MULTILINE)
+    assert "(open one: locm view --db t.db --game N --open)" in text
+    assert "    #5  B vs C: B crashed at turn 6: ZeroDivisionError: division by zero" in text
+    assert "    #3  A vs B: B lost on health at turn 9" in text
+    listed = report.to_json()["game_list"]
+    assert listed[3] == {
+        "number": 4, "first": "C", "second": "A", "round": 1, "winner": "C", "loser": "A",
+        "kind": "timeout", "cause": "timed out at turn 4", "why": "A timed out at turn 4",
+        "turns": 4, "counted": True, "error": True,
+    }  # fmt: skip
+    # Without the game's words: generic ones from the stored columns.
+    plain = build_report(["A", "B", "C"], with_causes(games, None))
+    assert plain.game_lines[1].why == "health after 2 turns"
+    assert plain.game_lines[0].why == "the referee failed"
+
+
+def test_a_long_game_list_keeps_the_games_lost_by_an_error() -> None:
+    games = [replace(RECORDS[0], key=f"g{n}", round=n, cause="lost on health at turn 9")
+             for n in range(LISTED_GAMES)]  # fmt: skip
+    games.append(replace(RECORDS[4], cause="crashed at turn 2"))
+    text = report_text(build_report(["A", "B", "C"], games))
+    listed = text.split("games lost by an error, newest first\n", 1)[1].splitlines()
+    assert listed == [
+        "        B vs C: B crashed at turn 2",
+        f"      ... {LISTED_GAMES} more: every game's cause is in games.csv, report.json and "
+        "the HTML report",
+    ]

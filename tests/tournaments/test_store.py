@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cardarena.tournaments.report import build_report
+from cardarena.tournaments.report.model import with_causes
 from cardarena.tournaments.report.text import report_text
 from cardarena.tournaments.store import GameRecord, StoreError, TournamentLocked, TournamentStore
 
@@ -85,19 +86,25 @@ def test_report_counts_timeouts_under_overload_apart() -> None:
     assert report.to_json()["bots"]["a"]["overloaded_timeouts"] == 1
 
 
-def test_an_older_database_without_the_load_column(tmp_path: Path) -> None:
+def test_an_older_database_without_the_load_and_cause_columns(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     with TournamentStore(str(db)) as store:
         store.add(GAMES[0])
     with sqlite3.connect(db) as connection:
         connection.execute("ALTER TABLE games DROP COLUMN load")
         connection.execute("ALTER TABLE games DROP COLUMN overloaded")
+        connection.execute("ALTER TABLE games DROP COLUMN cause")
     with TournamentStore(str(db), read_only=True) as store:  # read as it is
-        assert [r.load for r in store.records()] == [None]
+        assert [(r.load, r.cause) for r in store.records()] == [(None, None)]
         assert store.error_counts() == {}
+        report = build_report(["a", "b"], with_causes(store.records(), None))
+    assert report.game_lines[0].why == "b health after 0 turns"  # derived from the columns
     with TournamentStore(str(db)) as store:  # a writer adds the columns
-        store.add(replace(GAMES[4]))
-        assert [(r.load, r.overloaded) for r in store.records()] == [(None, None), (0.5, True)]
+        store.add(replace(GAMES[4], cause="timed out at turn 3"))
+        assert [(r.load, r.overloaded, r.cause) for r in store.records()] == [
+            (None, None, None),
+            (0.5, True, "timed out at turn 3"),
+        ]
         assert store.discard((), overloaded_timeouts=True) == 1
 
 

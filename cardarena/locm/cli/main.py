@@ -11,7 +11,7 @@ import signal
 import stat
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ... import __version__
 from ...argtypes import count, positive_number
@@ -114,18 +114,23 @@ def _cmd_play(args: argparse.Namespace) -> int:
         check_log_path(args.logs)  # fail now, not after the game; creates nothing
     bots = [spec for spec in (args.p1, args.p2) if spec != HUMAN and not in_process(spec)]
     warn_if_crowded("locm", len(bots), args.memory << 20)
-    if HUMAN in (args.p1, args.p2):
-        return play_human.play_human(args, params, league, write_log, bot_env)
-    outcome = play_game(
-        args.p1,
-        args.p2,
-        params=params,
-        league=league,
-        time_control=TimeControl(args.time_scale, not args.no_time_limit),
-        sandbox=not args.no_sandbox,
-        bot_env=bot_env,
-        memory_mb=args.memory,
-    )
+    partial: list[dict[str, Any]] = []  # the log of what was played, if interrupted
+    try:
+        if HUMAN in (args.p1, args.p2):
+            return play_human.play_human(args, params, league, write_log, bot_env, partial.append)
+        outcome = play_game(
+            args.p1,
+            args.p2,
+            params=params,
+            league=league,
+            time_control=TimeControl(args.time_scale, not args.no_time_limit),
+            sandbox=not args.no_sandbox,
+            bot_env=bot_env,
+            memory_mb=args.memory,
+            on_interrupted=partial.append,
+        )
+    except (KeyboardInterrupt, RefereeTerminated) as stop:
+        return interrupted(args.logs, partial, stop, "the bots were stopped")
     log_error = None
     if args.logs:
         # The jar writes the log before the scores: `-l /dev/stdout` scripts rely on it.
@@ -156,6 +161,26 @@ def _cmd_play(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         raise UsageError(log_error)  # after the result lines: the result is not lost
     return 0
+
+
+def interrupted(
+    path: str | None, partial: Sequence[dict[str, Any]], stop: BaseException, done: str
+) -> int:
+    """After Ctrl-C or SIGTERM during a game: write the log of what was played to ``path``
+    (``-l``) and say, in one line, where it went; the shell's status for the signal."""
+    by_sigterm = isinstance(stop, RefereeTerminated)
+    line = f"locm play: {'terminated' if by_sigterm else 'interrupted'}; {done}"
+    if path and partial:
+        try:
+            on_terminal = _is_stdout(path) and sys.stdout.isatty()  # as for a finished game
+            write_log(path, json.dumps(partial[-1], ensure_ascii=on_terminal) + "\n")
+            line += f"; the log of the game so far is in {path} (locm view {path})"
+        except OSError as error:
+            line += f"; cannot write the log {path}: {error.strerror or error}"
+    elif path:
+        line += f"; no log written to {path} (no move was played)"
+    print(shown(line), file=sys.stderr)
+    return EXIT_SIGTERM if by_sigterm else EXIT_SIGINT
 
 
 def problem_lines(

@@ -11,6 +11,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ...argtypes import port, positive_number
 from ...httpguard import add_http_options, limits_from
@@ -52,10 +53,12 @@ def play_human(
     league: int,
     write_log: Callable[[str, str], None],
     bot_env: Sequence[tuple[str, str]] = (),
+    on_interrupted: Callable[[dict[str, Any]], None] | None = None,
 ) -> int:
     """Serve the game's page and play it; the address is the first line of stdout, the
     scores and parameters follow at the end as for any ``locm play`` (the log is written
-    with ``write_log(path, text)``, ``locm play``'s)."""
+    with ``write_log(path, text)``, ``locm play``'s). Ctrl-C or SIGTERM before the end
+    hands ``on_interrupted`` the log of what was played, then raises as ``play_game``."""
     try:
         import aiohttp  # noqa: F401
     except ImportError:
@@ -66,7 +69,7 @@ def play_human(
     session_args = dict(params=params, league=league, human_time=args.human_time,
                         time_control=TimeControl(args.time_scale, not args.no_time_limit),
                         sandbox=not args.no_sandbox, bot_env=bot_env,
-                        memory_mb=args.memory)  # fmt: skip
+                        memory_mb=args.memory, on_interrupted=on_interrupted)  # fmt: skip
 
     def on_end(outcome: GameOutcome) -> None:
         seats = zip(("-p1", "-p2"), (args.p1, args.p2), outcome.early_exits, strict=True)

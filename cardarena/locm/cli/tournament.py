@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import shlex
 import sqlite3
 import sys
 
@@ -12,12 +13,14 @@ from ...argtypes import count, positive_number
 from ...terminal import shown
 from ...tournaments.report import build_report
 from ...tournaments.report.files import write_csv, write_json
+from ...tournaments.report.model import with_causes
 from ...tournaments.report.png import write_pictures
 from ...tournaments.report.text import report_text
 from ...tournaments.runner import BACKENDS, Interrupted
 from ...tournaments.store import StoreError, reading
 from ..engine.rules import DEFAULT_VERSION, VERSIONS
 from ..referee.botenv import parse_bot_env
+from ..referee.causes import stored_cause
 from ..tournament import DEFAULT_DB, parse_bot, run_tournament
 from .options import add_bot_env, add_memory, league
 
@@ -34,11 +37,14 @@ def print_report(
     import json
 
     with reading(db) as store:
-        report = build_report(list(store.bots()), store.records(), store.meta())
+        records = with_causes(store.records(), stored_cause)  # an older database: derived
+        report = build_report(list(store.bots()), records, store.meta(), store.game_numbers())
     if as_json:
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(shown(report_text(report), lines=True))  # names and commands from the database
+        open_game = f"locm view --db {shlex.quote(db)} --game N --open"
+        # names, commands and bots' stderr lines from the database
+        print(shown(report_text(report, open_game), lines=True))
     if out_dir:
         try:
             written = [*write_csv(report, out_dir), write_json(report, out_dir)]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,10 +115,13 @@ class GameSession:
         sandbox: bool = True,
         bot_env: Sequence[tuple[str, str]] = (),
         memory_mb: int | None = DEFAULT_MEMORY_MB,
+        on_interrupted: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         """``specs``: per seat, ``human`` or a bot spec (as ``locm play`` takes them); bots
         are made as ``locm play`` makes them (``sandbox``, ``bot_env``, ``memory_mb``: see
-        make_player)."""
+        make_player); ``on_interrupted`` gets the log of what was played if the game is
+        stopped before its end (see run_game)."""
+        self.on_interrupted = on_interrupted
         self.specs = tuple(specs)
         self.params = params
         self.league = league
@@ -200,6 +203,7 @@ class GameSession:
                 league=self.league,
                 time_control=self.time_control,
                 watch=self._watch,
+                on_interrupted=self.on_interrupted,
             )
         except Exception as error:
             self.error = f"the game stopped: {error}"

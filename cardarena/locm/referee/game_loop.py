@@ -42,6 +42,8 @@ from .players import InProcessPlayer, Player, ProcessPlayer, StartError, check_c
 from .protocol_game import ProtocolGame, Request
 
 BUILTIN_PREFIX = "builtin:"
+INTERRUPTED = "interrupted before its end (Ctrl-C or SIGTERM): the log holds what was played"
+"""The ``failCause`` of the log of a game stopped before its end (``cardarena.interrupted``)."""
 EXIT_GRACE_S = 0.2
 """After a missing answer, how long a bot process has to exit for it to count as a crash
 (said by ``locm play``) rather than a timeout; the game is lost either way."""
@@ -159,10 +161,14 @@ async def run_game(
     league: int = 4,
     time_control: TimeControl = TimeControl(),
     watch: Callable[[ProtocolGame], None] | None = None,
+    on_interrupted: Callable[[dict[str, Any]], None] | None = None,
 ) -> GameOutcome:
     """Play one game on the running event loop; the players are closed at the end.
     Resolved ``params`` carry their version; ``version`` is for unresolved ones.
-    ``watch`` is handed the game before it starts (a live page follows it)."""
+    ``watch`` is handed the game before it starts (a live page follows it);
+    ``on_interrupted`` the log of what was played if the game is cancelled or interrupted
+    (Ctrl-C, SIGTERM) after a round was played and before its end (:func:`interrupted_log`),
+    before the exception goes on."""
     params = game_parameters(version, params)
     game = ProtocolGame(params=params, league=league)
     if watch is not None:
@@ -202,12 +208,32 @@ async def run_game(
             game.answer(answers)
             elapsed = [ns for _, ns in timed]
             _record(recorder, game, players, requests, answers, elapsed, battle_turn, frames, seen)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        played = any(run.output for frame in recorder.frames for run in frame.executions)
+        if on_interrupted is not None and played and not game.over:  # (no move: no log)
+            on_interrupted(interrupted_log(game, recorder, players, time_control))
+        raise
     finally:
         await asyncio.gather(*(player.close() for player in players), return_exceptions=True)
     oom = (out_of_memory[0], out_of_memory[1])
     outcome = _outcome(game, recorder, players, time_control, (early_exits[0], early_exits[1]),
                        oom, (exited[0], exited[1]))  # fmt: skip
     return dataclasses.replace(outcome, exited=(exited[0], exited[1]), out_of_memory=oom)
+
+
+def interrupted_log(
+    game: ProtocolGame,
+    recorder: GameResultRecorder,
+    players: Sequence[Player],
+    time_control: TimeControl,
+) -> dict[str, Any]:
+    """The GameResult log of a game stopped before its end: every round played, no scores
+    (as the logs of the games the official runner aborts), ``failCause`` :data:`INTERRUPTED`
+    and ``cardarena.interrupted`` true: the replay and the viewer stop where it stopped."""
+    log = _outcome(game, recorder, players, time_control).log
+    log["failCause"] = INTERRUPTED
+    log["cardarena"]["interrupted"] = True
+    return log
 
 
 def _out_of_memory(player: Player) -> bool:
@@ -422,9 +448,10 @@ def play_game(
     sandbox: bool = True,
     bot_env: Sequence[tuple[str, str]] = (),
     memory_mb: int | None = DEFAULT_MEMORY_MB,
+    on_interrupted: Callable[[dict[str, Any]], None] | None = None,
 ) -> GameOutcome:
     """Play one game synchronously: commands (or ``builtin:<agent>``, ``python:...``) or
-    Player objects.
+    Player objects (``on_interrupted``: see :func:`run_game`).
 
     Bot commands run sandboxed unless ``sandbox`` is false (see :mod:`.sandbox`), with
     the allow-listed environment plus ``bot_env`` (see :mod:`.botenv`), each held to a
@@ -441,7 +468,7 @@ def play_game(
         for index, spec in enumerate((player1, player2))
     ]  # fmt: skip
     try:
-        return asyncio.run(_main(players, params, league, time_control))
+        return asyncio.run(_main(players, params, league, time_control, on_interrupted))
     finally:
         for player in players:
             if isinstance(player, ProcessPlayer):
@@ -453,6 +480,7 @@ async def _main(
     params: GameParameters,
     league: int,
     time_control: TimeControl,
+    on_interrupted: Callable[[dict[str, Any]], None] | None = None,
 ) -> GameOutcome:
     """Run the game; turn SIGTERM into a cancellation so that cleanup always runs."""
     loop = asyncio.get_running_loop()
@@ -468,7 +496,8 @@ async def _main(
     if in_main_thread:
         loop.add_signal_handler(signal.SIGTERM, on_sigterm)
     try:
-        return await run_game(players, params=params, league=league, time_control=time_control)
+        return await run_game(players, params=params, league=league, time_control=time_control,
+                              on_interrupted=on_interrupted)  # fmt: skip
     except asyncio.CancelledError:
         if terminated.is_set():
             raise RefereeTerminated("terminated by SIGTERM") from None

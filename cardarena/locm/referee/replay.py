@@ -157,6 +157,10 @@ class LogReplay:
         if not all(isinstance(name, str) for name in names):
             raise ReplayError("the log's 'players' must be two names (strings)")
         self.names = list(names)
+        ours = log.get("cardarena")
+        self.interrupted = isinstance(ours, Mapping) and ours.get("interrupted") is True
+        """The game was stopped before its end (``locm play`` on Ctrl-C or SIGTERM): the
+        replay stops where its answers stop, instead of playing a missing one as a timeout."""
         self.answers = answers_from_log(log)
         self.used = [0, 0]
         """How many answers of each player were given to the engine so far."""
@@ -166,6 +170,10 @@ class LogReplay:
         takes them (the state is the one the bots saw); ``None`` is a missing answer."""
         game = self.game
         while requests := game.requests():
+            if self.interrupted and any(
+                self.used[r.player] >= len(self.answers[r.player]) for r in requests
+            ):
+                return  # where the game was stopped
             lines: list[str | None] = []
             for request in requests:
                 pending, used = self.answers[request.player], self.used[request.player]
@@ -224,7 +232,7 @@ def replay_lines(
     for line in game.summaries[seen:]:
         yield "  " + readable_tokens(line)
     yield ""
-    yield _result(game, log)
+    yield _result(game, log, replay.interrupted)
     mismatch = replay.mismatch()
     if mismatch is not None:
         if differences is not None:
@@ -233,8 +241,11 @@ def replay_lines(
             yield f"replay differs: {mismatch}"
 
 
-def _result(game: ProtocolGame, log: Mapping[str, Any]) -> str:
+def _result(game: ProtocolGame, log: Mapping[str, Any], interrupted: bool = False) -> str:
     reason = game.end_reason.name.lower().replace("_", " ")
+    if interrupted and not game.over:
+        turn = f"at turn {game.state.turn + 1}" if game.state.turn >= 0 else "in deck building"
+        return f"result: none: the game was interrupted {turn} (Ctrl-C or SIGTERM)"
     if game.winner is None or game.scores is None:
         text = f"no winner ({reason})"
     else:

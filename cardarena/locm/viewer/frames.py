@@ -244,6 +244,9 @@ class _Builder:
         end["cause"] = end_cause(game.end_reason, game.error_player,
                                  exited=flags_of(ours.get("exited")),
                                  out_of_memory=flags_of(ours.get("outOfMemory")))  # fmt: skip
+        if self.replay.interrupted and not game.over:  # locm play stopped by Ctrl-C, SIGTERM
+            end["reason"] = "interrupted"
+            end["cause"] = "the game was interrupted here (Ctrl-C or SIGTERM): the log ends"
         end["scores"] = list(game.scores) if game.scores is not None else None
 
 

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 from ...tournaments.report.html import read_change_mark, read_snapshot, report_page
 from ...tournaments.report.png import write_pictures
 from ...tournaments.store import StoreError, reading
+from ..referee.causes import stored_cause
 from ..referee.replay import ReplayError
-from .tournament_pages import GAME, game_page
+from .tournament_pages import GAME, end_link, game_page
 
 if TYPE_CHECKING:
     from ...httpguard import HttpLimits
@@ -63,7 +64,8 @@ class _Pages:
     def __init__(self, db: str) -> None:
         self.db = db
         self.signature: tuple[object, ...] | None = None
-        self.games: dict[int, str] = {}
+        self.games: dict[int, tuple[str, int]] = {}
+        """Game number -> (its page, its end frame)."""
         self.pictures: dict[str, bytes] = {}
         self.pictures_key: tuple[int, int] | None = None
         self.report: tuple[tuple[int, int], str] | None = None
@@ -87,8 +89,9 @@ class _Pages:
         self._check_file()
         mark = read_change_mark(self.db)
         if self.report is None or self.report[0] != mark:
-            snapshot = read_snapshot(self.db)
-            self.report = (snapshot.version_key, report_page(snapshot, game=GAME, live=True))
+            snapshot = read_snapshot(self.db, stored_cause)
+            page = report_page(snapshot, game=GAME, live=True, cause_link=end_redirect)
+            self.report = (snapshot.version_key, page)
         return self.report[1]
 
     def picture(self, name: str) -> bytes | None:
@@ -96,7 +99,7 @@ class _Pages:
             self._check_file()
             mark = read_change_mark(self.db)
             if self.pictures_key != mark:
-                snapshot = read_snapshot(self.db)
+                snapshot = read_snapshot(self.db, stored_cause)
                 self.pictures = {}
                 if snapshot.report.games:
                     with tempfile.TemporaryDirectory() as directory:
@@ -106,15 +109,22 @@ class _Pages:
                 self.pictures_key = snapshot.version_key
             return self.pictures.get(name)
 
-    def game(self, number: int) -> str:
+    def game(self, number: int) -> tuple[str, int]:
+        """Game ``number``'s page and its end frame."""
         self._check_file()
-        page = self.games.get(number)
-        if page is None:
-            page = game_page(self.db, number)
+        built = self.games.get(number)
+        if built is None:
+            built = game_page(self.db, number)
             if len(self.games) >= GAME_CACHE_SIZE:
                 self.games.pop(next(iter(self.games)))
-            self.games[number] = page
-        return page
+            self.games[number] = built
+        return built
+
+
+def end_redirect(number: int) -> str:
+    """Where the report's cause of game ``number`` links to: an address that redirects to
+    the game's page at its end frame (known once the page is built)."""
+    return f"games/{number}/end"
 
 
 def make_app(db: str, middlewares: tuple[Any, ...] = (),
@@ -146,12 +156,21 @@ def make_app(db: str, middlewares: tuple[Any, ...] = (),
         return web.Response(body=data, content_type="image/png",
                             headers={"Cache-Control": "no-cache"})  # fmt: skip
 
-    async def game(request: web.Request) -> web.Response:
-        number = int(request.match_info["number"])
+    async def built(number: int) -> tuple[str, int]:
         try:
-            return page(await in_thread(pages.game, number))
+            return await in_thread(pages.game, number)  # type: ignore[no-any-return]
         except (StoreError, ReplayError, ValueError) as error:
             raise web.HTTPNotFound(text=f"game {number}: {error}") from None
+
+    async def game(request: web.Request) -> web.Response:
+        text, _end = await built(int(request.match_info["number"]))
+        return page(text)
+
+    async def game_end(request: web.Request) -> web.Response:
+        number = int(request.match_info["number"])
+        _text, end = await built(number)
+        # relative: the report may be served under a prefix (a reverse proxy)
+        raise web.HTTPFound(f"../{end_link(number, end).removeprefix('games/')}")
 
     @web.middleware
     async def unreadable_database(request: web.Request, handler: Any) -> web.StreamResponse:
@@ -166,6 +185,7 @@ def make_app(db: str, middlewares: tuple[Any, ...] = (),
     app.router.add_get("/status.json", status)
     app.router.add_get("/{name:(matrix|ratings)\\.png}", picture)
     app.router.add_get(f"/games/{{number:{GAME_NUMBER}}}.html", game)
+    app.router.add_get(f"/games/{{number:{GAME_NUMBER}}}/end", game_end)
     return app
 
 

@@ -12,10 +12,12 @@ import tempfile
 from typing import Any
 
 from ...pages import write_page
-from ...tournaments.report.html import Snapshot, read_snapshot, report_page
+from ...tournaments.report.html import Snapshot, game_link, read_snapshot, report_page
 from ...tournaments.report.png import write_pictures
 from ...tournaments.store import StoreError, reading
-from .page import viewer_html
+from ..referee.causes import stored_cause
+from .frames import build_frames
+from .page import render_viewer
 
 GAME = "LOCM"
 """The report page's title names the game."""
@@ -39,10 +41,20 @@ def stored_log(db: str, number: int) -> tuple[str, dict[str, Any]]:
     return key, log
 
 
-def game_page(db: str, number: int) -> str:
-    """The viewer page of game ``number``, with a link back to the report."""
+BACKLINK = ("../index.html", "← tournament report")
+
+
+def game_page(db: str, number: int) -> tuple[str, int]:
+    """The viewer page of game ``number``, with a link back to the report, and the number
+    of its last frame (the end: where the report's cause links to)."""
     _key, log = stored_log(db, number)
-    return viewer_html(log, backlink=("../index.html", "← tournament report"))
+    frames = build_frames(log)
+    return render_viewer(frames, backlink=BACKLINK), len(frames["frames"]) - 1
+
+
+def end_link(number: int, end_frame: int) -> str:
+    """The address of game ``number``'s page at its end frame, from the report page."""
+    return f"games/{number}.html#frame={end_frame}"
 
 
 def write_html_report(db: str, directory: str) -> list[str]:
@@ -53,7 +65,7 @@ def write_html_report(db: str, directory: str) -> list[str]:
     Every file is written to a new temporary file and renamed into place
     (:func:`cardarena.pages.write_page`): a symbolic link already at ``games/N.html`` is
     replaced, never followed, and a ``games`` folder that is a link is refused."""
-    snapshot = read_snapshot(db)
+    snapshot = read_snapshot(db, stored_cause)
     games_dir = os.path.join(directory, "games")
     if os.path.islink(games_dir):
         raise StoreError(f"{games_dir} is a symbolic link: the report is written only into "
@@ -69,6 +81,7 @@ def write_html_report(db: str, directory: str) -> list[str]:
             except ImportError:
                 pass
         refused: dict[int, str] = {}
+        end_frames: dict[int, int] = {}  # each cause links to the frame its game ended on
         with reading(db) as store:
             for record in snapshot.records:
                 number = snapshot.numbers[record.key]
@@ -76,15 +89,23 @@ def write_html_report(db: str, directory: str) -> list[str]:
                     found = store.log_by_number(number)
                     if found is None or found[1] is None:
                         continue
-                    page = viewer_html(found[1], backlink=("../index.html", "← tournament report"))
+                    frames = build_frames(found[1])
+                    page = render_viewer(frames, backlink=BACKLINK)
                 except ValueError as error:  # StoreError, ReplayError: a one-line reason
                     refused[number] = str(error)
                     continue
                 path = os.path.join(games_dir, f"{number}.html")
                 write_page(path, page)
                 written.append(path)
+                end_frames[number] = len(frames["frames"]) - 1
         index = os.path.join(directory, "index.html")
-        write_page(index, report_page(snapshot, game=GAME, pictures=pictures, unlinked=refused))
+
+        def cause_link(number: int) -> str:
+            end = end_frames.get(number)
+            return game_link(number) if end is None else end_link(number, end)
+
+        write_page(index, report_page(snapshot, game=GAME, pictures=pictures, unlinked=refused,
+                                      cause_link=cause_link))  # fmt: skip
     except OSError as error:
         raise StoreError(f"cannot write the HTML report in {directory}: {error.strerror}") from None
     if refused:

@@ -1,4 +1,4 @@
-"""The report as files: bots.csv, matrix.csv and report.json."""
+"""The report as files: bots.csv, matrix.csv, games.csv and report.json."""
 
 from __future__ import annotations
 
@@ -18,14 +18,16 @@ def write_csv(report: Report, directory: str) -> list[str]:
         writer.writerow(
             ["bot", "games", "wins", "losses", "draws", "win_rate", "rating", "rating_low",
              "rating_high", "mean_turn_ms", "max_turn_ms", "timeouts", "crashes",
-             "invalid_outputs", "out_of_memory", "overloaded_timeouts", "rating_model", "errors"]
+             "invalid_outputs", "out_of_memory", "overloaded_timeouts", "rating_model", "errors",
+             "lost_by"]
         )  # fmt: skip
         for b in report.bots:
             writer.writerow(
                 [b.name, b.games, b.wins, b.losses, b.draws, _num(b.rate), _num(b.rating),
                  _num(b.rating_low), _num(b.rating_high), _num(b.mean_turn_ms),
                  _num(b.max_turn_ms), b.timeouts, b.crashes, b.invalid_outputs,
-                 b.out_of_memory, b.overloaded_timeouts, RATING_MODEL, _kinds(b.errors)]
+                 b.out_of_memory, b.overloaded_timeouts, RATING_MODEL, _kinds(b.errors),
+                 _kinds(b.lost_by)]
             )  # fmt: skip
     matrix_path = os.path.join(directory, "matrix.csv")
     with open(matrix_path, "w", newline="", encoding="utf-8") as out:
@@ -40,7 +42,18 @@ def write_csv(report: Report, directory: str) -> list[str]:
                     [a, b, s.games, s.wins, s.losses, s.draws, _num(s.rate), _num(low),
                      _num(high)]
                 )  # fmt: skip
-    return [bots_path, matrix_path]
+    games_path = os.path.join(directory, "games.csv")
+    with open(games_path, "w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(["game", "first", "second", "round", "winner", "loser", "kind", "cause",
+                         "turns", "counted", "error"])  # fmt: skip
+        for g in report.game_lines:
+            writer.writerow(
+                ["" if g.number is None else g.number, g.first, g.second, g.round + 1,
+                 g.winner or "", g.loser or "", g.kind, g.cause, g.turns, int(g.counted),
+                 int(g.charged)]
+            )  # fmt: skip
+    return [bots_path, matrix_path, games_path]
 
 
 def write_json(report: Report, directory: str) -> str:
@@ -53,7 +66,7 @@ def write_json(report: Report, directory: str) -> str:
 
 
 def _kinds(errors: dict[str, int]) -> str:
-    """Every error kind charged to a bot with its count: ``crash=1;empty line=4``."""
+    """Every kind with its count: ``crash=1;empty line=4``."""
     return ";".join(f"{kind}={n}" for kind, n in sorted(errors.items()))
 
 

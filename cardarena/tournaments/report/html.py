@@ -1,21 +1,32 @@
 """The tournament report as one HTML page (``locm report --html DIR``, ``locm serve``).
 
 The page (``index.html``) holds the same numbers as the text report — ratings, win
-matrix with 95% intervals, turn times, errors, the two PNG pictures — and the list
-of games, each linked to ``games/N.html`` (N: the game's number in the database):
-the game's own viewer page, which the game provides (LOCM: :mod:`cardarena.locm.viewer`).
+matrix with 95% intervals, turn times, errors, why each bot lost, the two PNG pictures —
+and the list of games with why each ended, each linked to ``games/N.html`` (N: the
+game's number in the database): the game's own viewer page, which the game provides
+(LOCM: :mod:`cardarena.locm.viewer`); the cause links where the game says, the frame the
+game ended on (LOCM: ``games/N.html#frame=F``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ...pages import asset, content_policy, render, trusted
 from ..store import GameRecord, reading
-from .model import RATING_MODEL, Report, build_report, scored_winner, wilson_interval
+from .model import (
+    RATING_MODEL,
+    Describe,
+    GameLine,
+    Report,
+    build_report,
+    scored_winner,
+    wilson_interval,
+    with_causes,
+)
 
 PICTURES = ("matrix.png", "ratings.png")
 Row = dict[str, object]
@@ -37,14 +48,15 @@ class Snapshot:
         return len(self.records), max(self.numbers.values(), default=0)
 
 
-def read_snapshot(db: str) -> Snapshot:
-    """Everything the report page shows, from a read-only database."""
+def read_snapshot(db: str, describe: Describe | None = None) -> Snapshot:
+    """Everything the report page shows, from a read-only database; ``describe`` gives
+    the games stored without a cause (an older database) the game's words for it."""
     with reading(db) as store:
-        records = store.records()
+        records = with_causes(store.records(), describe)
         bots = list(store.bots())
         settings = store.meta()
         numbers = store.game_numbers()
-    return Snapshot(build_report(bots, records, settings), records, numbers, settings)
+    return Snapshot(build_report(bots, records, settings, numbers), records, numbers, settings)
 
 
 def read_change_mark(db: str) -> tuple[int, int]:
@@ -71,6 +83,7 @@ def _bot_rows(report: Report) -> list[Row]:
             "timeouts": bot.timeouts, "overloaded_timeouts": bot.overloaded_timeouts,
             "crashes": bot.crashes, "invalid_outputs": bot.invalid_outputs,
             "out_of_memory": bot.out_of_memory,
+            "lost_by": bot.losses_text.partition(": ")[2],
             "other_errors": ", ".join(f"{kind} {n}" for kind, n in sorted(bot.errors.items())
                                       if kind not in ("timeout", "crash", "invalid", "memory")),
         })  # fmt: skip
@@ -100,8 +113,13 @@ def _matrix_rows(report: Report) -> list[Row]:
 
 
 def _game_rows(
-    records: Sequence[GameRecord], numbers: Mapping[str, int], unlinked: Collection[int]
+    records: Sequence[GameRecord],
+    numbers: Mapping[str, int],
+    unlinked: Collection[int],
+    lines: Sequence[GameLine],
+    cause_link: Callable[[int], str],
 ) -> list[Row]:
+    why = {line.key: line.why for line in lines}
     rows = []
     ordered = sorted(records, key=lambda r: -numbers.get(r.key, 0))  # newest first
     for record in ordered:
@@ -117,11 +135,18 @@ def _game_rows(
             "number": number,
             # the referee failed (no log to show), or the log could not be shown
             "linked": record.result != "error" and number not in unlinked,
+            "why": why.get(record.key, record.cause or ""),
+            "end_link": cause_link(number),
             "first": record.first, "second": record.second, "round": record.round + 1,
             "outcome": outcome, "end": record.end_reason.lower(), "turns": record.turns,
             "error": error, "replay": record.replay,
         })  # fmt: skip
     return rows
+
+
+def game_link(number: int) -> str:
+    """Where game ``number`` links to: its page, beside the report page."""
+    return f"games/{number}.html"
 
 
 LIVE_SCRIPT = """
@@ -152,9 +177,11 @@ def report_page(
     live: bool = False,
     pictures: bool = True,
     unlinked: Collection[int] = (),
+    cause_link: Callable[[int], str] | None = None,
 ) -> str:
     """The report as one HTML page of a ``game`` tournament (``live``: it reloads itself
-    when games are added; games ``unlinked`` have no page to link to). Rendered by
+    when games are added; games ``unlinked`` have no page to link to; ``cause_link``: where
+    game N's cause links to, the game's page where it ended; by default its page). Rendered by
     :func:`cardarena.pages.render`: every stored string (bot names, settings, results,
     replay commands) is escaped; only the live script runs."""
     report, settings = snapshot.report, snapshot.settings
@@ -173,7 +200,9 @@ def report_page(
         names=[b.name for b in report.bots],
         matrix=_matrix_rows(report),
         pictures=PICTURES if pictures and report.games else (),
-        games=_game_rows(snapshot.records, snapshot.numbers, unlinked),
+        games=_game_rows(
+            snapshot.records, snapshot.numbers, unlinked, report.game_lines, cause_link or game_link
+        ),
         script=trusted(LIVE_SCRIPT),  # our own code: inlined as it is
         css=asset(__package__, "report.css"),
         policy=content_policy(LIVE_SCRIPT, connect=True) if live else content_policy(),

@@ -12,6 +12,10 @@ Conventions (also in docs/tournaments.md):
   aborts for no bot's doing) counts half a win for each side; games the referee itself
   failed are left out.
 * Win rates carry Wilson score 95% intervals.
+* Why each game ended is the game's own words, stored with it (``cause``); each loss is
+  also counted under one word (:func:`loss_kind`: the error kind charged, else the end
+  reason: ``health``, ``deck out``), so a bot's losses read ``lost 12: health 9,
+  timeout 2, crash 1``.
 * A timeout is also counted apart as *overloaded* when the bot was measured starved of
   CPU by the machine in that turn (stored with the game): the machine's fault rather
   than the bot's, and what ``--retry-errors`` plays again.
@@ -24,8 +28,8 @@ Conventions (also in docs/tournaments.md):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from statistics import NormalDist
 from typing import Any
 
@@ -93,10 +97,50 @@ class BotStats:
     """Of the timeouts, those measured while the machine starved the bot of CPU."""
     errors: dict[str, int] = field(default_factory=dict)
     """Every error charged to the bot (each one a lost game), by kind."""
+    lost_by: dict[str, int] = field(default_factory=dict)
+    """Every loss, by :func:`loss_kind`: the error kind charged, else the end reason."""
 
     @property
     def rate(self) -> float | None:
         return (self.wins + self.draws / 2) / self.games if self.games else None
+
+    @property
+    def losses_text(self) -> str:
+        """``lost 12: health 9, timeout 2, crash 1`` (most frequent first), or ``lost 0``."""
+        if not self.lost_by:
+            return f"lost {self.losses}"
+        kinds = sorted(self.lost_by.items(), key=lambda item: (-item[1], item[0]))
+        return f"lost {self.losses}: " + ", ".join(f"{kind} {n}" for kind, n in kinds)
+
+
+@dataclass(frozen=True)
+class GameLine:
+    """One stored game as the report lists it: who won and why it ended."""
+
+    key: str
+    number: int | None
+    """The game's number in the database (None where the report was built without them)."""
+    first: str
+    second: str
+    round: int
+    """Counted from 0, as stored (the report, the CSV and the JSON count from 1)."""
+    winner: str | None
+    """The bot the game counts as won by (:func:`scored_winner`); None: half each."""
+    loser: str | None
+    kind: str
+    """The loss's (or the ending's) one word: :func:`loss_kind`."""
+    cause: str
+    """Why it ended, in the game's words (:attr:`GameRecord.cause`)."""
+    turns: int
+    counted: bool
+    """False for a game the referee failed (left out of every number)."""
+    charged: bool
+    """True if the loser was charged with an error (a crash, a timeout, bad output...)."""
+
+    @property
+    def why(self) -> str:
+        """The cause as a sentence: ``crasher crashed at turn 6: …`` (the loser named)."""
+        return f"{self.loser} {self.cause}" if self.loser else self.cause
 
 
 @dataclass
@@ -106,6 +150,8 @@ class Report:
     matrix: dict[str, dict[str, PairStats]]
     referee_errors: int = 0
     settings: dict[str, str] = field(default_factory=dict)
+    game_lines: list[GameLine] = field(default_factory=list)
+    """Every stored game with its cause, newest first (referee failures included)."""
 
     def to_json(self) -> dict[str, Any]:
         def pair(stats: PairStats) -> dict[str, Any]:
@@ -139,7 +185,13 @@ class Report:
             "matrix": {
                 a: {b: pair(stats) for b, stats in row.items()} for a, row in self.matrix.items()
             },
-        }
+            "game_list": [
+                {"number": g.number, "first": g.first, "second": g.second, "round": g.round + 1,
+                 "winner": g.winner, "loser": g.loser, "kind": g.kind, "cause": g.cause,
+                 "why": g.why, "turns": g.turns, "counted": g.counted, "error": g.charged}
+                for g in self.game_lines
+            ],
+        }  # fmt: skip
 
 
 RATING_MODEL = f"{ratings.MODEL}; interval: rating ± 1.96 sigma"
@@ -153,10 +205,61 @@ def scored_winner(record: GameRecord) -> int | None:
     return record.winner if record.error_seat is None else 1 - record.error_seat
 
 
+def loss_kind(record: GameRecord) -> str:
+    """The one word a loss is counted under: the error kind charged (``crash``,
+    ``timeout``...), else the end reason in lower case (``health``, ``deck out``)."""
+    if record.error_kind:
+        return record.error_kind
+    return record.end_reason.lower().replace("_", " ")
+
+
+def fallback_cause(record: GameRecord) -> str:
+    """Words for a game stored without a cause, from its other columns (a game that
+    gives no better words for its older databases, see :func:`with_causes`)."""
+    if record.result == "error" or record.error_kind == REFEREE:
+        return f"the referee failed: {record.detail}" if record.detail else "the referee failed"
+    words = f"{loss_kind(record)} after {record.turns} turns"
+    return f"{words}: {record.detail}" if record.detail else words
+
+
+Describe = Callable[[GameRecord], str]
+"""A game's words for a stored game without a cause (its older databases)."""
+
+
+def with_causes(records: Sequence[GameRecord], describe: Describe | None) -> list[GameRecord]:
+    """``records``, each stored without a cause given one by ``describe`` (the game's
+    words; :func:`fallback_cause` without it): a database from before the cause column
+    still reports why every game ended."""
+    describe = describe or fallback_cause
+    return [r if r.cause else replace(r, cause=describe(r)) for r in records]
+
+
+def game_lines(records: Sequence[GameRecord], numbers: Mapping[str, int]) -> list[GameLine]:
+    """Every game with its cause, newest first (by number, else the schedule reversed)."""
+    lines = []
+    for index, record in enumerate(records):
+        seats = (record.first, record.second)
+        counted = record.result != "error" and record.error_kind != REFEREE
+        winner = scored_winner(record) if counted else None
+        lines.append((numbers.get(record.key, index), GameLine(
+            key=record.key, number=numbers.get(record.key), first=record.first,
+            second=record.second, round=record.round,
+            winner=None if winner is None else seats[winner],
+            loser=None if winner is None else seats[1 - winner], kind=loss_kind(record),
+            cause=record.cause or fallback_cause(record), turns=record.turns, counted=counted,
+            charged=counted and record.error_seat is not None,
+        )))  # fmt: skip
+    return [line for _order, line in sorted(lines, key=lambda item: -item[0])]
+
+
 def build_report(
-    bots: Sequence[str], records: Sequence[GameRecord], settings: Mapping[str, str] | None = None
+    bots: Sequence[str],
+    records: Sequence[GameRecord],
+    settings: Mapping[str, str] | None = None,
+    numbers: Mapping[str, int] | None = None,
 ) -> Report:
-    """The report of ``records`` (in schedule order) among ``bots`` (in display order)."""
+    """The report of ``records`` (in schedule order) among ``bots`` (in display order);
+    ``numbers``: each game's number in the database (:meth:`TournamentStore.game_numbers`)."""
     names = list(bots)
     for record in records:
         for name in (record.first, record.second):
@@ -183,6 +286,8 @@ def build_report(
             else:
                 bot.losses += 1
                 pair.losses += 1
+                kind = loss_kind(record)
+                bot.lost_by[kind] = bot.lost_by.get(kind, 0) + 1
             turns = record.first_turns if seat == 0 else record.second_turns
             mean_ms = record.first_mean_ms if seat == 0 else record.second_mean_ms
             max_ms = record.first_max_ms if seat == 0 else record.second_max_ms
@@ -221,4 +326,5 @@ def build_report(
         matrix=matrix,
         referee_errors=len(records) - len(counted),
         settings=dict(settings or {}),
+        game_lines=game_lines(records, numbers or {}),
     )

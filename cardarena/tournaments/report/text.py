@@ -1,4 +1,5 @@
-"""The report as plain text: the bots table and the win-rate matrix."""
+"""The report as plain text: the bots table, why each bot lost, the win-rate matrix and
+the games with their causes."""
 
 from __future__ import annotations
 
@@ -6,9 +7,14 @@ import math
 
 from .model import RATING_MODEL, Report, wilson_interval
 
+LISTED_GAMES = 40
+"""At most this many games are listed with their causes; past it, only the games a bot
+lost by an error (the rest are in games.csv, report.json and the HTML report)."""
 
-def report_text(report: Report) -> str:
-    """The report as a plain-text table (what ``locm report`` prints)."""
+
+def report_text(report: Report, open_game: str | None = None) -> str:
+    """The report as a plain-text table (what ``locm report`` prints); ``open_game``: the
+    command that opens game N in a viewer (``locm view --db T.db --game N --open``)."""
     names = [b.name for b in report.bots]
     width = max([len(n) for n in names] + [8])
     lines = [f"{report.games} games" + (
@@ -42,6 +48,10 @@ def report_text(report: Report) -> str:
             f"timeouts while the machine starved the bot of CPU: {counts} "
             "(the machine's fault: --retry-errors plays them again)"
         )
+    losing = [b for b in report.bots if b.losses]
+    if losing:
+        lines.append("why each bot lost (the error charged, else how the game ended):")
+        lines += [f"  {b.name:<{width}}  {b.losses_text}" for b in losing]
     lines.append("")
     lines.append("win rate of the row against the column (both seats) [95% CI]")
     cell = 20
@@ -56,7 +66,30 @@ def report_text(report: Report) -> str:
             low, high = stats.interval
             cells.append(f"{stats.rate:.0%} [{low:.0%},{high:.0%}]".rjust(cell))
         lines.append(f"{a:<{width}}" + "".join(cells))
+    lines += _game_list(report, open_game)
     return "\n".join(lines)
+
+
+def _game_list(report: Report, open_game: str | None) -> list[str]:
+    """The games with why each ended, newest first: all of them up to LISTED_GAMES, else
+    the ones a bot lost by an error (a crash, a timeout, an invalid answer...)."""
+    games = report.game_lines
+    if not games:
+        return []
+    title = "games, newest first, and why each ended"
+    if len(games) > LISTED_GAMES:
+        games = [g for g in games if g.charged]
+        title = "games lost by an error, newest first"
+    shown_games = games[:LISTED_GAMES]
+    lines = ["", title + (f" (open one: {open_game})" if open_game else "")]
+    for g in shown_games:
+        number = "" if g.number is None else f"#{g.number}"
+        lines.append(f"{number:>6}  {g.first} vs {g.second}: {g.why}")
+    left = len(report.game_lines) - len(shown_games)
+    if left:
+        lines.append(f"      ... {left} more: every game's cause is in games.csv, report.json "
+                     "and the HTML report")  # fmt: skip
+    return lines
 
 
 def _rating(rating: float, low: float, high: float) -> str:

@@ -1,11 +1,12 @@
 """A small honest bot with optional misbehaviour, for the referee tests.
 
-Usage: simple_bot.py [MODE [K [TAG]]] — plays sensibly (summon what it can afford where
+Usage: simple_bot.py [MODE [K [TAG [FILE]]]] — plays sensibly (summon what it can afford where
 there is room; attack guards first, then the opponent) except at its K-th answer (0-based, deck
 building included), where MODE happens:
 
   play        never misbehave (default)
   sleep       sleep 120 s before answering (a timeout)
+  hang        create FILE (tests wait for it: the game is under way), then sleep 120 s
   crash       exit with status 3 without answering
   garbage     answer "HELLO WORLD" (a hard error)
   illegal     from then on, put "ATTACK 999 -1" before its battle actions (a warning)
@@ -74,6 +75,10 @@ def main():
             print(f"answer {turn}", file=sys.stderr, flush=True)
         if turn == at:
             if mode == "sleep":
+                time.sleep(120)
+            elif mode == "hang":
+                with open(sys.argv[4], "w") as marker:
+                    marker.write("hanging\n")
                 time.sleep(120)
             elif mode == "crash":
                 print("crashing on purpose", file=sys.stderr, flush=True)
