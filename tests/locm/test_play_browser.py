@@ -24,7 +24,8 @@ from typing import Any
 import pytest
 
 from cardarena.locm.cli.main import main as locm_main
-from cardarena.locm.viewer.frames import build_frames
+from cardarena.locm.engine.cards import CARD_LIST, generate_cards
+from cardarena.locm.viewer.frames import build_frames, card_row
 
 WAIT_MS = 30_000
 """Generous: the machine is busy; a correct page is much faster than this."""
@@ -366,3 +367,89 @@ def test_what_a_bot_writes_is_shown_as_text(page: Any, start: Any, tmp_path: Pat
     assert "<b id=bold>name</b>" in page.text_content("#matchup")
     assert page.locator("#events img, #bold, main script").count() == 0
     assert page.evaluate("window.pwned === undefined")
+
+
+FACE_PARTS = ".cost, .ids > span, .badge, .fx, .kind, .area, .att, .def"
+"""The texts of a card face: none may overlap another or leave its card."""
+DRAW_FACES = """([rows, parts]) => {
+  const DATA = {cards: rows, rules: {lanes: 2, runes: false, area: true, draft: false},
+                players: ["a", "b"]};
+  const board = LocmBoard(DATA);
+  const rowOf = (cls) => document.body.appendChild(board.el("div", cls));
+  const hand = rowOf("cardrow"), small = rowOf("cardrow small"), lane = rowOf("lane");
+  Object.keys(rows).forEach((baseId, i) => {
+    hand.appendChild(board.drawCard(baseId, {id: 100 + i % 20}));
+    small.appendChild(board.drawCard(baseId));
+    if (rows[baseId][0] === 0) lane.appendChild(board.drawCreature({id: 118, card: baseId,
+      attack: rows[baseId][2] + 10, defense: rows[baseId][3] - 20, keywords: 63, lane: 0,
+      canAttack: true}));
+  });
+  window.__faceProblems = () => {  // reads first, then compares: no layout in between
+    const inside = (a, b) => a.left >= b.left - .5 && a.right <= b.right + .5 &&
+                             a.top >= b.top - .5 && a.bottom <= b.bottom + .5;
+    const apart = (a, b) => a.right <= b.left + .5 || b.right <= a.left + .5 ||
+                            a.bottom <= b.top + .5 || b.bottom <= a.top + .5;
+    const cards = [...document.querySelectorAll(".card")].map((card) => ({
+      card, box: card.getBoundingClientRect(),
+      texts: [...card.querySelectorAll(parts)].map((e) => ({e, r: e.getBoundingClientRect(),
+        full: e.scrollWidth <= e.clientWidth + 1 && e.scrollHeight <= e.clientHeight + 1}))
+        .filter((t) => t.r.width > 0)}));
+    const problems = [];
+    for (const {card, box, texts} of cards) {
+      const where = card.parentNode.className + " #" + card.dataset.card + ": ";
+      texts.forEach(({e, r, full}, i) => {
+        if (!inside(r, box)) problems.push(where + e.className + " leaves the card");
+        if (!full) problems.push(where + e.className + " overflows its box");
+        texts.slice(i + 1).forEach(({e: f, r: q}) => {
+          if (!apart(r, q)) problems.push(where + e.className + " overlaps " + f.className);
+        });
+      });
+    }
+    return problems;
+  };
+}"""
+
+
+QUIET = " .card, .card * { box-shadow: none !important; background: none !important; }"
+"""Shadows and gradients change no box, and painting thousands of them is slow."""
+
+
+def face_rows(generated: int = 1500) -> dict[str, list[int]]:
+    """Every 1.0/1.2 card and ``generated`` cards of the 1.5 generator (base ids from 1000)."""
+    rows = {str(card.base_id): card_row(card) for card in CARD_LIST}
+    for card in generate_cards(20261129, generated):
+        rows[str(1000 + card.base_id)] = card_row(card)
+    return rows
+
+
+def draw_faces(page: Any, rows: dict[str, list[int]]) -> None:
+    """Every card of ``rows`` in one page, as the play page draws it: a hand card (with its
+    instance id), a deck card (small) and, for creatures, one on the board with every keyword
+    and big changed values; ``window.__faceProblems()`` measures them all."""
+    assets = REPO / "cardarena" / "locm"
+    style = "".join((assets / name).read_text(encoding="utf-8")
+                    for name in ("viewer/viewer.css", "play/play.css"))  # fmt: skip
+    page.set_content(f"<!DOCTYPE html><html><head><style>{style}{QUIET}</style></head></html>")
+    page.add_script_tag(content=(assets / "viewer" / "board.js").read_text(encoding="utf-8"))
+    page.evaluate(DRAW_FACES, [rows, FACE_PARTS])
+
+
+def test_no_card_face_has_overlapping_or_escaping_texts(page: Any) -> None:
+    """All 160 cards of 1.0/1.2 and 1,500 generated 1.5 cards, at the desktop size and at
+    1280x720 (the play page's smaller cards); their tooltips say what the card does."""
+    draw_faces(page, face_rows())
+    for width, height in ((1400, 900), (1280, 720)):
+        page.set_viewport_size({"width": width, "height": height})
+        problems = page.evaluate("window.__faceProblems()")
+        assert problems == [], f"{len(problems)} at {width}x{height}: {problems[:10]}"
+    card = page.locator('.cardrow:not(.small) .card[data-card="126"]')
+    assert card.get_attribute("title").startswith(
+        "Green item #126 (cost 3): give one of your creatures +2 attack and +3 defense."
+    )
+    blue = page.locator('.cardrow:not(.small) .card[data-card="155"]').get_attribute("title")
+    assert "on the opponent: 3 damage" in blue and "the opponent loses 1 health" in blue
+    badges = page.locator('.cardrow:not(.small) .card[data-card="116"] .badge').all()
+    helps = [badge.get_attribute("title") for badge in badges]
+    assert [h.split(":")[0] for h in helps] == ["Breakthrough", "Charge", "Drain", "Guard",
+                                                "Lethal", "Ward"]  # fmt: skip
+    assert all(len(h) > 40 for h in helps), helps

@@ -7,6 +7,16 @@ window.LocmBoard = function (DATA) {
   const $ = (id) => document.getElementById(id);
   const KEYWORDS = [["B", "Breakthrough"], ["C", "Charge"], ["D", "Drain"], ["G", "Guard"],
                     ["L", "Lethal"], ["W", "Ward"]];
+  /* What each keyword does, in words (docs/protocol.md section 8.4): badges' tooltips and
+     the rules panel of the play page. */
+  const KEYWORD_HELP = {
+    B: "when it kills a defending creature, the damage left over hits the opponent",
+    C: "can attack in the turn it is summoned",
+    D: "when it deals damage while attacking, its player gains that much health",
+    G: "enemy creatures must attack it before anything else (in 1.2 and 1.5: before anything else in its lane)",
+    L: "any damage it deals to a creature kills that creature",
+    W: "the next damage it would take is ignored, and the Ward is gone",
+  };
   const KINDS = ["creature", "green item", "red item", "blue item"];
   const AREAS = ["", "lane", "both lanes"];
 
@@ -20,8 +30,60 @@ window.LocmBoard = function (DATA) {
   function keywordText(bits) {
     return KEYWORDS.filter((_, i) => bits >> i & 1).map((k) => k[1]).join(", ");
   }
+  function keywordHelp(letter) {
+    const name = KEYWORDS.find(([l]) => l === letter)[1];
+    return name + ": " + KEYWORD_HELP[letter];
+  }
+  function listed(words) {
+    return words.length < 2 ? words.join("") : words.slice(0, -1).join(", ") + " and " + words[words.length - 1];
+  }
+  function signed(v) { return (v > 0 ? "+" : v < 0 ? "−" : "") + Math.abs(v); }
 
-  /* A card as a card: cost, type colour, attack/defense, keyword badges, effects, area. */
+  /* A card in words, as a person reads it: "Green item #126 (cost 3): give one of your
+     creatures +2 attack, +3 defense and Charge. Then you gain 1 health." */
+  function cardText(baseId) {
+    const [type, cost, attack, defense, keywords, myHealth, oppHealth, draw, area] = DATA.cards[String(baseId)];
+    const names = KEYWORDS.filter((_, i) => keywords >> i & 1).map((k) => k[1]);
+    const head = KINDS[type][0].toUpperCase() + KINDS[type].slice(1) + " #" + baseId + " (cost " + cost + ")";
+    const parts = [];
+    const areaOn = DATA.rules.area ? area : 0;
+    if (type === 0) {
+      parts.push(head + ": attack " + attack + ", defense " + defense + (names.length ? ", " + listed(names) : "") + ".");
+      if (areaOn === 1) parts.push("Summoned with a copy of itself in the same lane, if there is room.");
+      if (areaOn === 2) parts.push("Summoned with a copy of itself in the other lane, if there is room.");
+    } else {
+      const changes = [];
+      if (attack) changes.push(signed(attack) + " attack");
+      if (defense) changes.push(signed(defense) + " defense");
+      const whom = type === 1 ? ["one of your creatures", "each of your creatures in the target's lane", "each of your creatures"]
+        : ["one enemy creature", "each enemy creature in the target's lane", "each enemy creature"];
+      if (type === 1 && (changes.length || names.length)) {
+        parts.push(head + ": give " + whom[areaOn] + " " + listed(changes.concat(names)) + ".");
+      } else if (type === 2 && (changes.length || names.length)) {
+        const what = changes.slice();
+        if (names.length) what.push("remove its " + listed(names));
+        parts.push(head + ": give " + whom[areaOn] + " " + listed(what) + ".");
+      } else if (type === 3 && (changes.length || names.length)) {
+        const what = changes.slice();
+        if (names.length) what.push("remove its " + listed(names));
+        parts.push(head + ": play it on " + whom[areaOn] + " (" + listed(what) + ")" +
+                   (defense < 0 ? ", or on the opponent: " + -defense + " damage to their health." : ", or on the opponent."));
+      } else {
+        parts.push(head + ": " + (type === 1 ? "play it on one of your creatures." : type === 2 ? "play it on an enemy creature."
+          : "play it on the opponent or an enemy creature."));
+      }
+    }
+    const then = [];
+    if (myHealth) then.push("you " + (myHealth > 0 ? "gain " : "lose ") + Math.abs(myHealth) + " health");
+    if (oppHealth) then.push("the opponent " + (oppHealth > 0 ? "gains " : "loses ") + Math.abs(oppHealth) + " health");
+    if (draw) then.push("you draw " + draw + " more card" + (draw > 1 ? "s" : "") + " next turn");
+    if (then.length) parts.push((type === 0 ? "When summoned, " : "Then ") + listed(then) + ".");
+    return parts.join(" ");
+  }
+
+  /* A card as a card: cost, type colour, attack/defense, keyword badges, effects, area.
+     Laid out so that no text overlaps or leaves the card (tests/locm/test_play_browser.py
+     renders every card and measures). */
   function drawCard(baseId, opts) {
     opts = opts || {};
     const row = DATA.cards[String(baseId)];
@@ -30,54 +92,67 @@ window.LocmBoard = function (DATA) {
     card.dataset.card = baseId;
     card.dataset.type = type;
     if (opts.id !== undefined) card.dataset.id = opts.id;
-    card.appendChild(el("div", "cost", cost));
-    if (type !== 0) card.appendChild(el("div", "kind", KINDS[type]));
-    card.appendChild(el("div", "ids", (opts.id !== undefined ? "id " + opts.id + " · " : "") + "#" + baseId));
+    const costNode = el("div", "cost", cost);
+    costNode.title = "costs " + cost + " mana";
+    card.appendChild(costNode);
+    const ids = el("div", "ids");
+    ids.appendChild(el("span", "", "#" + baseId));
+    if (opts.id !== undefined) ids.appendChild(el("span", "", "id " + opts.id));
+    ids.title = "card #" + baseId + (opts.id !== undefined ? ", instance id " + opts.id + " (the id moves name)" : "");
+    card.appendChild(ids);
     const kwBits = opts.keywords !== undefined ? opts.keywords : keywords;
     const kw = el("div", "kw");
-    const count = KEYWORDS.filter((_, i) => kwBits >> i & 1).length;
-    if (count > 2) kw.classList.add("many");  // letters only, or they do not fit
+    const shown = KEYWORDS.filter((_, i) => kwBits >> i & 1);
+    // Whole names when they fit on one line, letters otherwise.
+    if (shown.length > 2 || shown.map((k) => k[1]).join("").length > 9) kw.classList.add("many");
     if (type === 2) kw.classList.add("removes");  // a red item takes these away
-    KEYWORDS.forEach(([letter, name], i) => {
-      if (kwBits >> i & 1) {
-        const badge = el("span", "badge");
-        badge.append(el("span", "long", name), el("span", "short", letter));
-        badge.dataset.keyword = letter;
-        badge.title = (type === 2 ? "removes " : "") + name;
-        kw.appendChild(badge);
-      }
+    shown.forEach(([letter, name]) => {
+      const badge = el("span", "badge");
+      badge.append(el("span", "long", name), el("span", "short", letter));
+      badge.dataset.keyword = letter;
+      badge.title = (type === 2 || type === 3 ? "removes " : "") + keywordHelp(letter);
+      kw.appendChild(badge);
     });
     card.dataset.keywords = KEYWORDS.map(([l], i) => (kwBits >> i & 1 ? l : "-")).join("");
     card.appendChild(kw);
     const fx = [];
-    if (myHealth) fx.push((myHealth > 0 ? "+" : "") + myHealth + " HP you");
-    if (oppHealth) fx.push((oppHealth > 0 ? "+" : "") + oppHealth + " HP foe");
+    if (myHealth) fx.push("you " + signed(myHealth));
+    if (oppHealth) fx.push("foe " + signed(oppHealth));
     if (draw) fx.push("draw " + draw);
-    if (fx.length) card.appendChild(el("div", "fx", fx.join(" · ")));
+    if (fx.length) {
+      const node = el("div", "fx");
+      fx.forEach((text) => node.appendChild(el("span", "", text)));  // wrapped between effects only
+      node.title = "health changes (you, the opponent) and cards drawn next turn when it is played";
+      card.appendChild(node);
+    }
+    const foot = el("div", "foot");
+    if (type !== 0) foot.appendChild(el("div", "kind", KINDS[type]));
     if (DATA.rules.area && area) {
       const mark = el("div", "area", area === 1 ? "LANE" : "BOTH LANES");
-      mark.title = "area: " + AREAS[area];
+      mark.title = type === 0 ? (area === 1 ? "summoned with a copy in the same lane" : "summoned with a copy in the other lane")
+        : (area === 1 ? "acts on every creature of the target's lane" : "acts on every creature of the target's side");
       mark.dataset.area = area;
-      card.appendChild(mark);
+      foot.appendChild(mark);
     }
+    if (foot.childNodes.length) card.appendChild(foot);
     const shownAttack = opts.attack !== undefined ? opts.attack : attack;
     const shownDefense = opts.defense !== undefined ? opts.defense : defense;
     if (type === 0 || attack || defense) {
-      const signed = (v) => (type !== 0 && v > 0 ? "+" + v : String(v));
-      const att = el("div", "att", signed(shownAttack));
-      const def = el("div", "def", signed(shownDefense));
+      const value = (v) => (type !== 0 && v > 0 ? "+" + v : String(v));
+      const att = el("div", "att", value(shownAttack));
+      const def = el("div", "def", value(shownDefense));
       if (type === 0) {
         if (shownAttack > attack) att.classList.add("buffed");
         if (shownDefense < defense) def.classList.add("hurt");
         else if (shownDefense > defense) def.classList.add("buffed");
       }
       att.title = "attack"; def.title = "defense";
+      if (att.textContent.length > 2) att.classList.add("wide");  // "-14": smaller figures
+      if (def.textContent.length > 2) def.classList.add("wide");
       card.appendChild(att);
       card.appendChild(def);
     }
-    card.title = KINDS[type] + " #" + baseId + ", cost " + cost +
-      (type === 0 || attack || defense ? ", " + attack + "/" + defense : "") +
-      (keywords ? ", " + keywordText(keywords) : "");
+    card.title = cardText(baseId);
     return card;
   }
 
@@ -247,5 +322,6 @@ window.LocmBoard = function (DATA) {
     drawHand(frame);
   }
 
-  return { el, drawCard, drawCreature, drawBattle, playerName, keywordText, KEYWORDS, KINDS };
+  return { el, drawCard, drawCreature, drawBattle, playerName, keywordText, keywordHelp, cardText,
+           KEYWORDS, KEYWORD_HELP, KINDS };
 };
