@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -148,9 +149,19 @@ def play_out(page: Any, move: Any = click_move, reload_at: int | None = None) ->
     return moves
 
 
+IN_VIEW = """(selector) => { const r = document.querySelector(selector).getBoundingClientRect();
+  return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"""
+CAUSES = re.compile(r"health reached 0|deck out|timed out|crashed|invalid output|time quota")
+
+
 def check_end(page: Any, game: Game, log_path: Path, tmp_path: Path) -> int:
-    """The page's winner, the -l log, the page's download and locm view agree."""
+    """The page's winner, the -l log, the page's download and locm view agree; the end
+    banner, with why the game ended, is in view on a 1280x720 screen."""
     winner = int(page.get_attribute("#end", "data-winner"))
+    page.set_viewport_size({"width": 1280, "height": 720})
+    assert page.evaluate(IN_VIEW, "#end") and CAUSES.search(page.text_content("#end"))
+    assert not page.locator("#moves-box").is_visible()  # no empty list of moves
+    page.set_viewport_size({"width": 1400, "height": 900})
     scores = [game.line(), game.line()]  # printed once the log is written
     assert scores in (["1", "0"], ["0", "1"]) and scores.index("1") == winner
     log = json.loads(log_path.read_text(encoding="utf-8"))
@@ -164,6 +175,27 @@ def check_end(page: Any, game: Game, log_path: Path, tmp_path: Path) -> int:
     return winner
 
 
+def check_rules(page: Any, shown: tuple[str, ...], hidden: tuple[str, ...]) -> None:
+    """The rules panel opens with "?" and with its button, explains every keyword, shows the
+    sections of the game's version only, and closes with Esc."""
+    page.keyboard.press("?")
+    rules = page.locator("#rules")
+    assert rules.is_visible()
+    terms = rules.locator("#rules-keywords dt").all()
+    assert [t.get_attribute("data-keyword") for t in terms] == list("BCDGLW")
+    for term in terms:
+        explained = term.locator("xpath=following-sibling::dd[1]").inner_text()
+        assert term.is_visible() and len(explained) > 20, explained
+    headings = {h.inner_text(): h.is_visible() for h in rules.locator("section h3").all()}
+    assert all(headings[name] for name in shown) and not any(headings[name] for name in hidden)
+    page.keyboard.press("Escape")
+    assert not rules.is_visible()
+    page.click("#rules-button")
+    assert rules.is_visible()
+    page.click("#rules-close")
+    assert not rules.is_visible()
+
+
 def test_a_1_0_game_by_clicking_with_a_reload_and_a_refused_click(
     page: Any, start: Any, tmp_path: Path
 ) -> None:
@@ -172,6 +204,11 @@ def test_a_1_0_game_by_clicking_with_a_reload_and_a_refused_click(
                  "-d", "seed=21", "-l", str(log_path))  # fmt: skip
     page.goto(game.url + "#delay=0")
     page.wait_for_selector("#offered [data-action]", timeout=WAIT_MS)
+    check_rules(
+        page,
+        shown=("Runes", "The board", "Your deck: the draft"),
+        hidden=("Lanes", "Area cards: LANE and BOTH LANES", "Your deck: constructed"),
+    )
     # A click on a card that is no longer offered (a double click): refused, nothing changes.
     stale = page.locator("#offered [data-action]").first.element_handle()
     old = decision(page)
@@ -209,11 +246,23 @@ def test_a_1_5_game_by_clicking_builds_a_constructed_deck(
             bars = page.locator("#curve .bar").all()
             assert sum(int(bar.get_attribute("data-count")) for bar in bars) == 14
             shoot(page, "play-constructed.png")
-    turns = {"n": 0}
+    turns = {"n": 0, "why": 0}
 
     def on_the_board(page: Any) -> None:
-        """Select a card of the hand or a creature, then click a place that lit up."""
+        """Select a card of the hand or a creature, then click a place that lit up; once,
+        click a card too dear first: the page says why nothing happens."""
+        dear = page.locator("#hand .card.idle[data-why^='not enough mana']")
+        if not turns["why"] and dear.count():
+            old = decision(page)
+            dear.first.click()
+            assert "not enough mana: it costs" in page.text_content("#message")
+            assert page.locator(".can-target").count() == 0 and decision(page) == old
+            turns["why"] += 1
+        status = page.text_content("#status")
+        assert not re.search(r"\b0 moves", status), status
         sources = page.locator("#battle .card.playable")
+        if not page.locator("#moves [data-action]").count():
+            assert "end the turn" in status
         if not sources.count():
             turns["n"] += 1
             page.click("#end-turn")
@@ -231,6 +280,9 @@ def test_a_1_5_game_by_clicking_builds_a_constructed_deck(
         targets.last.click()
 
     play_out(page, on_the_board)
+    assert turns["why"] == 1
+    events = page.locator("#events li").all_inner_texts()  # in words, the latest last
+    assert events[-1].endswith(" won") and any(" summoned card #" in e for e in events)
     shoot(page, "play-end.png")
     check_end(page, game, log_path, tmp_path)
     log = json.loads(log_path.read_text(encoding="utf-8"))
@@ -245,6 +297,12 @@ def test_a_1_5_game_by_keyboard_alone(page: Any, start: Any, tmp_path: Path) -> 
                  "-d", "seed=8", "-l", str(log_path), "--human-time", "600")  # fmt: skip
     page.goto(game.url + "#delay=0")
     assert "Tab" in page.text_content("#help")
+    page.wait_for_selector("body[data-ready]", timeout=WAIT_MS)
+    check_rules(
+        page,
+        shown=("Lanes", "Area cards: LANE and BOTH LANES", "Your deck: constructed"),
+        hidden=("Runes", "The board", "Your deck: the draft"),
+    )
     page.wait_for_selector("#clock[data-seconds-left]:not([hidden])", timeout=WAIT_MS)
     assert 0 < float(page.get_attribute("#clock", "data-seconds-left")) <= 600
 
@@ -298,6 +356,9 @@ def test_only_the_printed_address_plays(page: Any, start: Any) -> None:
     page.goto(game.watch_url + "#delay=0")
     page.wait_for_selector("body[data-ready]", timeout=WAIT_MS)
     assert page.locator("[data-action]").count() == 0
+    assert not page.locator("#moves-box").is_visible() and page.locator("#waiting").is_visible()
+    for panel in page.locator("#side div.box:visible").all():  # each says something
+        assert len(panel.inner_text().split("\n", 1)[-1].strip()) > 10
     status = page.evaluate("fetch('move', {method: 'POST', headers: {'Content-Type': "
                            "'application/json'}, body: '{\"id\": 1, \"action\": \"PICK 0\"}'})"
                            ".then((r) => r.status)")  # fmt: skip
@@ -352,7 +413,7 @@ while True:
 def test_what_a_bot_writes_is_shown_as_text(page: Any, start: Any, tmp_path: Path) -> None:
     bot = tmp_path / "hostile.py"
     bot.write_text(HOSTILE_BOT, encoding="utf-8")
-    name = f"python3 {bot} '<b id=bold>name</b>'"
+    name = f"python3 {bot} '<b id=bold>name</b>' --a-very-long-option={'x' * 300}"
     # Ten times the limits: a bot process that timed out in the draft would end the game
     # before its battle answer, the one checked here.
     game = start("-p1", name, "-p2", "human", "--version", "1.2", "-d", "seed=6", "--no-sandbox",
@@ -363,7 +424,12 @@ def test_what_a_bot_writes_is_shown_as_text(page: Any, start: Any, tmp_path: Pat
     wait_next(page, old)
     page.wait_for_selector("#end-turn:not([hidden])", timeout=WAIT_MS)
     events = page.text_content("#events")
-    assert "Action is not legal: ATTACK 99 -1 <img src=x onerror=window.pwned=1>" in events
+    payload = "<img src=x onerror=window.pwned=1>"
+    assert f"a move that is not legal, skipped: ATTACK 99 -1 {payload}" in events
+    # A long command is cut short: the hand stays on a 1280x720 screen.
+    page.set_viewport_size({"width": 1280, "height": 720})
+    assert page.evaluate(IN_VIEW, "#hand-title") and page.evaluate(IN_VIEW, "#status")
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
     assert "<b id=bold>name</b>" in page.text_content("#matchup")
     assert page.locator("#events img, #bold, main script").count() == 0
     assert page.evaluate("window.pwned === undefined")

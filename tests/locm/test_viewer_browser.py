@@ -249,8 +249,15 @@ def test_the_end_banner_says_a_crash_is_a_crash(page: Any, tmp_path: Path) -> No
     assert log["cardarena"]["endReason"] == "TIMEOUT" and log["cardarena"]["exited"] == [
         True, False,
     ]  # fmt: skip
+    page.set_viewport_size({"width": 1280, "height": 720})  # a laptop: the banner in view
     page.goto(write_page(tmp_path, log).as_uri() + "#frame=100000")
     page.wait_for_selector("body[data-ready='1']", timeout=WAIT_MS)
     banner = page.locator("#end")
     assert banner.is_visible()
     assert "player 0 crashed" in banner.inner_text() and "timed out" not in banner.inner_text()
+    box = banner.bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= 720 and box["x"] + box["width"] <= 1280
+    # The referee's lines in words, the protocol text in their tooltips.
+    events = page.locator("#events li")
+    assert " gave no answer in time" in events.all_inner_texts()[0]
+    assert events.first.get_attribute("title").endswith("player 0 timeout!")

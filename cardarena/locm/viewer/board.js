@@ -156,6 +156,57 @@ window.LocmBoard = function (DATA) {
     return card;
   }
 
+  /* The referee counts both players' turns (player 0 plays 1, 3, 5, …); a person counts
+     their own: the referee's turn t is the ceil(t/2)-th turn of the player who plays it. */
+  function ownTurn(turn) { return Math.ceil(turn / 2); }
+
+  /* A line of the referee's report in words ("builtin:greedy summoned card #12 (id 5)
+     into the left lane"); ``frame`` is the frame the line belongs to, ``nameOf(p)`` a
+     player's name. Lines it does not know are shown as they are. */
+  function eventWords(text, frame, nameOf) {
+    nameOf = nameOf || ((p) => DATA.players[p]);
+    let m = /^player ([01]) performed action: (SUMMON|ATTACK|USE) (-?\d+)(?: (-?\d+))?/.exec(text);
+    if (m) {
+      const p = Number(m[1]), id = Number(m[3]), target = m[4] === undefined ? -1 : Number(m[4]);
+      const a = frame && frame.action && frame.action.id === id ? frame.action : null;
+      const card = a && a.card !== undefined ? "card #" + a.card + " (id " + id + ")" : "card " + id;
+      const creature = (cid) => {
+        const all = frame && frame.sides ? frame.sides.flatMap((s) => s.board).concat(frame.dead || []) : [];
+        const found = all.find((c) => c.id === cid);
+        return "creature " + cid + (found ? " (#" + found.card + ")" : "");
+      };
+      const lane = DATA.rules.lanes > 1 ? (target === 1 ? " into the right lane" : " into the left lane") : "";
+      if (m[2] === "SUMMON") return nameOf(p) + " summoned " + card + lane;
+      const on = target === -1 ? "the opponent" : creature(target);
+      const whose = nameOf(p) === "You" ? "Your" : nameOf(p) + "'s";
+      if (m[2] === "ATTACK") return whose + " " + creature(id) + " attacked " + on;
+      return nameOf(p) + " used " + card + " on " + on;
+    }
+    if ((m = /^\[Warning\] player ([01]) Action is not legal: (.*)$/s.exec(text))) {
+      return nameOf(Number(m[1])) + " sent a move that is not legal, skipped: " + m[2];
+    }
+    if ((m = /^\[Warning\] player ([01]) Performed another (\d+) illegalActions/.exec(text))) {
+      return nameOf(Number(m[1])) + " sent " + m[2] + " more moves that are not legal";
+    }
+    if ((m = /^player ([01]) won!$/.exec(text))) return nameOf(Number(m[1])) + " won";
+    if ((m = /^player ([01]) timeout!$/.exec(text))) return nameOf(Number(m[1])) + " gave no answer in time";
+    if ((m = /^player ([01]) chose card (\d+)$/.exec(text))) return nameOf(Number(m[1])) + " picked card #" + m[2];
+    if ((m = /^player ([01]) chose cards (.*)$/s.exec(text))) return nameOf(Number(m[1])) + " chose the deck: " + m[2];
+    if ((m = /^player ([01]) didn't choose correct number of cards!$/.exec(text))) {
+      return nameOf(Number(m[1])) + " did not choose 30 cards";
+    }
+    if ((m = /^player ([01]): (.*)$/s.exec(text))) return nameOf(Number(m[1])) + " sent an invalid answer: " + m[2];
+    return text;
+  }
+
+  /* One line of the referee's panel: the words, the protocol text as its tooltip. */
+  function eventItem(text, frame, nameOf) {
+    const cls = /\[Warning\]/.test(text) ? "warning" : /timeout|Invalid|didn't|wrong/i.test(text) ? "error" : "";
+    const item = el("li", cls, eventWords(text, frame, nameOf));
+    item.title = "the referee's log: " + text;
+    return item;
+  }
+
   function drawCreature(c, extraClass, dim) {
     const card = drawCard(c.card, { id: c.id, attack: c.attack, defense: c.defense, keywords: c.keywords });
     card.classList.add("creature");
@@ -187,6 +238,7 @@ window.LocmBoard = function (DATA) {
     box.dataset.deck = side.deck;
     box.dataset.hand = side.handSize;
     const name = el("div", "name p" + p, playerName(p));
+    name.title = playerName(p);  // a long command is cut short on screen
     box.appendChild(name);
     const health = el("span", "stat health");
     health.title = "health";
@@ -253,7 +305,9 @@ window.LocmBoard = function (DATA) {
     const a = frame.action;
     if (!a) {
       if (frame.kind === "turn") {
-        banner.appendChild(el("span", "what p" + frame.active, "Turn " + frame.turn + ": " + playerName(frame.active) + " to play"));
+        const what = el("span", "what p" + frame.active, "Turn " + ownTurn(frame.turn) + " of " + playerName(frame.active));
+        what.title = what.textContent + " (the referee's turn " + frame.turn + ": it counts both players' turns)";
+        banner.appendChild(what);
       }
       return;
     }
@@ -263,7 +317,9 @@ window.LocmBoard = function (DATA) {
     banner.dataset.target = a.target;
     const opp = 1 - a.player;
     const find = (side, id) => $("board-" + side).querySelector('.card[data-id="' + id + '"]');
-    banner.appendChild(el("span", "what p" + a.player, a.text));
+    const what = el("span", "what p" + a.player, a.text);
+    what.title = playerName(a.player) + " plays " + a.text;
+    banner.appendChild(what);
     if (a.type === "ATTACK") {
       const attacker = find(a.player, a.id);
       if (attacker) { attacker.classList.add("acting"); attacker.dataset.highlight = "source"; }
@@ -303,11 +359,13 @@ window.LocmBoard = function (DATA) {
     box.replaceChildren();
     if (frame.handOf === null) {  // a spectator of a live game sees no hand
       $("hand-title").textContent = "Hands are hidden from spectators";
+      $("hand-title").title = "";
       $("hand-title").className = "";
       return;
     }
     const who = frame.handOf !== undefined ? frame.handOf : frame.active;
     $("hand-title").textContent = "Hand of " + playerName(who) + " (" + frame.hand.length + ")";
+    $("hand-title").title = $("hand-title").textContent;
     $("hand-title").className = "p" + who;
     box.dataset.player = who;
     frame.hand.forEach(([id, baseId]) => box.appendChild(drawCard(baseId, { id: id })));
@@ -323,5 +381,5 @@ window.LocmBoard = function (DATA) {
   }
 
   return { el, drawCard, drawCreature, drawBattle, playerName, keywordText, keywordHelp, cardText,
-           KEYWORDS, KEYWORD_HELP, KINDS };
+           ownTurn, eventWords, eventItem, KEYWORDS, KEYWORD_HELP, KINDS };
 };
