@@ -175,7 +175,9 @@ def check_end(page: Any, game: Game, log_path: Path, tmp_path: Path) -> int:
     return winner
 
 
-def check_rules(page: Any, shown: tuple[str, ...], hidden: tuple[str, ...]) -> None:
+def check_rules(
+    page: Any, shown: tuple[str, ...], hidden: tuple[str, ...], picture: str | None = None
+) -> None:
     """The rules panel opens with "?" and with its button, explains every keyword, shows the
     sections of the game's version only, and closes with Esc."""
     page.keyboard.press("?")
@@ -188,6 +190,8 @@ def check_rules(page: Any, shown: tuple[str, ...], hidden: tuple[str, ...]) -> N
         assert term.is_visible() and len(explained) > 20, explained
     headings = {h.inner_text(): h.is_visible() for h in rules.locator("section h3").all()}
     assert all(headings[name] for name in shown) and not any(headings[name] for name in hidden)
+    if picture:
+        shoot(page, picture)
     page.keyboard.press("Escape")
     assert not rules.is_visible()
     page.click("#rules-button")
@@ -302,6 +306,7 @@ def test_a_1_5_game_by_keyboard_alone(page: Any, start: Any, tmp_path: Path) -> 
         page,
         shown=("Lanes", "Area cards: LANE and BOTH LANES", "Your deck: constructed"),
         hidden=("Runes", "The board", "Your deck: the draft"),
+        picture="play-rules.png",
     )
     page.wait_for_selector("#clock[data-seconds-left]:not([hidden])", timeout=WAIT_MS)
     assert 0 < float(page.get_attribute("#clock", "data-seconds-left")) <= 600
