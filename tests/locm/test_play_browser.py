@@ -524,3 +524,35 @@ def test_no_card_face_has_overlapping_or_escaping_texts(page: Any) -> None:
     assert [h.split(":")[0] for h in helps] == ["Breakthrough", "Charge", "Drain", "Guard",
                                                 "Lethal", "Ward"]  # fmt: skip
     assert all(len(h) > 40 for h in helps), helps
+
+
+REFEREE_LINES = [
+    ("player 1 performed action: SUMMON 5 1", "bot summoned card #126 (id 5) into the right lane"),
+    ("player 0 performed action: ATTACK 3 -1", "Your creature 3 (#1) attacked the opponent"),
+    ("player 1 performed action: USE 7 3", "bot used card 7 on creature 3 (#1)"),
+    (
+        "[Warning] player 1 Action is not legal: ATTACK 9 -1 <b>",
+        "bot sent a move that is not legal, skipped: ATTACK 9 -1 <b>",
+    ),
+    ("player 1 timeout!", "bot gave no answer in time"),
+    ("player 0 won!", "You won"),
+    ("player 1 chose card 12", "bot picked card #12"),
+    ("player 1: invalid input", "bot sent an invalid answer: invalid input"),
+    ("something new", "something new"),
+]
+"""A line of the referee's summary (as the pages get it) and what the page says."""
+
+
+def test_the_referees_lines_in_words(page: Any) -> None:
+    """board.js's eventWords, on each kind of line, with a frame that names the cards."""
+    draw_faces(page, {"126": card_row(CARD_LIST[125]), "1": card_row(CARD_LIST[0])})
+    frame = {"action": {"type": "SUMMON", "id": 5, "card": 126}, "dead": [],
+             "sides": [{"board": [{"id": 3, "card": 1}]}, {"board": []}]}  # fmt: skip
+    said = page.evaluate(
+        """([lines, frame]) => { const board = LocmBoard({cards: {}, players: ["me", "bot"],
+             rules: {lanes: 2}});
+           return lines.map((line) => board.eventWords(line, frame,
+             (p) => (p === 0 ? "You" : "bot"))); }""",
+        [[line for line, _ in REFEREE_LINES], frame],
+    )
+    assert said == [words for _, words in REFEREE_LINES]
