@@ -187,6 +187,15 @@ def test_keyboard_navigation(page: Any, tmp_path: Path) -> None:
     assert page.evaluate(frame) == stopped
     page.locator("#next-turn").click()
     page.wait_for_function(f"{frame} === {min(i for i in starts if i > stopped)}")
+    # "?": the rules of 1.2 (lanes and runes, no area cards), every keyword explained.
+    page.keyboard.press("?")
+    assert page.locator("#rules").is_visible()
+    assert page.locator("#rules-keywords dd").count() == 6
+    assert page.locator("#rules h3:text-is('Lanes')").is_visible()
+    assert page.locator("#rules h3:text-is('Runes')").is_visible()
+    assert not page.locator("#rules h3:text-is('Area cards: LANE and BOTH LANES')").is_visible()
+    page.keyboard.press("Escape")
+    assert not page.locator("#rules").is_visible()
 
 
 def test_page_works_offline_with_the_network_cut(browser: Any, tmp_path: Path) -> None:

@@ -531,31 +531,9 @@
     end.appendChild(link);
   }
 
-  /* ---- the rules panel ---- */
-  let rulesFor = null;
-  function showRules(version) {
-    if (rulesFor === version) return;
-    rulesFor = version;
-    $("rules-version").textContent = version;
-    document.querySelectorAll("#rules [data-versions]").forEach((node) => {
-      node.hidden = !node.dataset.versions.split(" ").includes(version);
-    });
-    const list = $("rules-keywords");
-    list.replaceChildren();
-    BOARD.KEYWORDS.forEach(([letter, name]) => {
-      const term = el("dt", "", name + " (" + letter + ")");
-      term.dataset.keyword = letter;
-      list.append(term, el("dd", "", BOARD.KEYWORD_HELP[letter].replace(/^./, (c) => c.toUpperCase()) + "."));
-    });
-  }
-  function toggleRules(open) {
-    const panel = $("rules");
-    panel.hidden = open === undefined ? !panel.hidden : !open;
-    $("rules-button").setAttribute("aria-expanded", String(!panel.hidden));
-    if (!panel.hidden) panel.focus();
-  }
-  $("rules-button").onclick = () => toggleRules();
-  $("rules-close").onclick = () => { toggleRules(false); $("rules-button").focus(); };
+  /* ---- the rules panel (board.js) ---- */
+  const RULES = LocmRules(BOARD);
+  const showRules = RULES.show, toggleRules = RULES.toggle;
   showRules("1.2");  // until the server says which
 
   /* ---- keys ---- */

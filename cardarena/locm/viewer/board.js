@@ -383,3 +383,35 @@ window.LocmBoard = function (DATA) {
   return { el, drawCard, drawCreature, drawBattle, playerName, keywordText, keywordHelp, cardText,
            ownTurn, eventWords, eventItem, KEYWORDS, KEYWORD_HELP, KINDS };
 };
+
+/* The rules panel (rules.html) of the play page and the viewer: the sections of the game's
+   version, every keyword's explanation, opened and closed by its buttons (the pages' "?" and
+   Esc keys call toggle). */
+window.LocmRules = function (BOARD) {
+  const $ = (id) => document.getElementById(id);
+  let shownFor = null;
+  function show(version) {
+    if (shownFor === version) return;
+    shownFor = version;
+    $("rules-version").textContent = version;
+    document.querySelectorAll("#rules [data-versions]").forEach((node) => {
+      node.hidden = !node.dataset.versions.split(" ").includes(version);
+    });
+    const list = $("rules-keywords");
+    list.replaceChildren();
+    BOARD.KEYWORDS.forEach(([letter, name]) => {
+      const term = BOARD.el("dt", "", name + " (" + letter + ")");
+      term.dataset.keyword = letter;
+      list.append(term, BOARD.el("dd", "", BOARD.KEYWORD_HELP[letter].replace(/^./, (c) => c.toUpperCase()) + "."));
+    });
+  }
+  function toggle(open) {
+    const panel = $("rules");
+    panel.hidden = open === undefined ? !panel.hidden : !open;
+    $("rules-button").setAttribute("aria-expanded", String(!panel.hidden));
+    if (!panel.hidden) panel.focus();
+  }
+  $("rules-button").onclick = () => toggle();
+  $("rules-close").onclick = () => { toggle(false); $("rules-button").focus(); };
+  return { show, toggle, isOpen: () => !$("rules").hidden };
+};

@@ -194,7 +194,11 @@
   $("speed").onchange = () => { if (timer) { play(); play(); } };
   $("slider").oninput = (e) => show(Number(e.target.value));
   window.addEventListener("hashchange", () => { const f = frameFromHash(); if (f !== null && f !== current) show(f, true); });
+  const RULES = LocmRules(BOARD);
+  RULES.show(DATA.version);
   document.addEventListener("keydown", (e) => {
+    if (e.key === "?") { e.preventDefault(); RULES.toggle(); return; }
+    if (e.key === "Escape" && RULES.isOpen()) { RULES.toggle(false); return; }
     if (e.target && (e.target.tagName === "INPUT" || e.target.tagName === "SELECT")) return;  // the slider steps by itself
     const keys = { ArrowRight: () => show(current + 1), ArrowLeft: () => show(current - 1),
                    ArrowUp: nextTurn, ArrowDown: prevTurn, PageDown: nextTurn, PageUp: prevTurn,
