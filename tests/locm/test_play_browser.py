@@ -506,10 +506,11 @@ def draw_faces(page: Any, rows: dict[str, list[int]]) -> None:
 
 
 def test_no_card_face_has_overlapping_or_escaping_texts(page: Any) -> None:
-    """All 160 cards of 1.0/1.2 and 1,500 generated 1.5 cards, at the desktop size and at
-    1280x720 (the play page's smaller cards); their tooltips say what the card does."""
+    """All 160 cards of 1.0/1.2 and 1,500 generated 1.5 cards, at the desktop size, at
+    1280x720 (the play page's smaller cards) and on a phone in landscape; their tooltips say
+    what the card does."""
     draw_faces(page, face_rows())
-    for width, height in ((1400, 900), (1280, 720)):
+    for width, height in ((1400, 900), (1280, 720), (740, 360)):
         page.set_viewport_size({"width": width, "height": height})
         problems = page.evaluate("window.__faceProblems()")
         assert problems == [], f"{len(problems)} at {width}x{height}: {problems[:10]}"
