@@ -529,6 +529,10 @@ def test_no_card_face_has_overlapping_or_escaping_texts(page: Any) -> None:
 
 REFEREE_LINES = [
     ("player 1 performed action: SUMMON 5 1", "bot summoned card #126 (id 5) into the right lane"),
+    (
+        "player 1 performed action: SUMMON 11 0",
+        "bot summoned card #7 (id 11) into the left lane and a copy (id 12) in the other lane",
+    ),
     ("player 0 performed action: ATTACK 3 -1", "Your creature 3 (#1) attacked the opponent"),
     ("player 1 performed action: USE 7 3", "bot used card 7 on creature 3 (#1)"),
     (
@@ -545,15 +549,21 @@ REFEREE_LINES = [
 
 
 def test_the_referees_lines_in_words(page: Any) -> None:
-    """board.js's eventWords, on each kind of line, with a frame that names the cards."""
-    draw_faces(page, {"126": card_row(CARD_LIST[125]), "1": card_row(CARD_LIST[0])})
+    """board.js's eventWords, on each kind of line, with a frame that names the cards (and
+    one of a 1.5 area creature summoned with its copy)."""
+    draw_faces(page, {})
+    cards = {"126": card_row(CARD_LIST[125]), "1": card_row(CARD_LIST[0]),
+             "7": [0, 2, 1, 1, 0, 0, 0, 0, 2]}  # fmt: skip
     frame = {"action": {"type": "SUMMON", "id": 5, "card": 126}, "dead": [],
              "sides": [{"board": [{"id": 3, "card": 1}]}, {"board": []}]}  # fmt: skip
+    area = {"action": {"type": "SUMMON", "id": 11, "card": 7}, "dead": [],
+            "sides": [{"board": []}, {"board": [{"id": 11, "card": 7, "lane": 0},
+                                                {"id": 12, "card": 7, "lane": 1}]}]}  # fmt: skip
     said = page.evaluate(
-        """([lines, frame]) => { const board = LocmBoard({cards: {}, players: ["me", "bot"],
-             rules: {lanes: 2}});
-           return lines.map((line) => board.eventWords(line, frame,
+        """([lines, frame, area, cards]) => { const board = LocmBoard({cards: cards,
+             players: ["me", "bot"], rules: {lanes: 2, area: true}});
+           return lines.map((line) => board.eventWords(line, / 11 /.test(line) ? area : frame,
              (p) => (p === 0 ? "You" : "bot"))); }""",
-        [[line for line, _ in REFEREE_LINES], frame],
+        [[line for line, _ in REFEREE_LINES], frame, area, cards],
     )
     assert said == [words for _, words in REFEREE_LINES]

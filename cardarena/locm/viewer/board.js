@@ -176,7 +176,14 @@ window.LocmBoard = function (DATA) {
         return "creature " + cid + (found ? " (#" + found.card + ")" : "");
       };
       const lane = DATA.rules.lanes > 1 ? (target === 1 ? " into the right lane" : " into the left lane") : "";
-      if (m[2] === "SUMMON") return nameOf(p) + " summoned " + card + lane;
+      if (m[2] === "SUMMON") {
+        // A 1.5 area creature brings a copy (id + 1), when there was room for it.
+        const row = a && a.card !== undefined ? DATA.cards[String(a.card)] : null;
+        const copy = row && row[8] && DATA.rules.area && frame.sides &&
+          frame.sides[p].board.find((c) => c.id === id + 1 && c.card === a.card);
+        const where = copy ? (copy.lane === (target === 1 ? 1 : 0) ? " in the same lane" : " in the other lane") : "";
+        return nameOf(p) + " summoned " + card + lane + (copy ? " and a copy (id " + (id + 1) + ")" + where : "");
+      }
       const on = target === -1 ? "the opponent" : creature(target);
       const whose = nameOf(p) === "You" ? "Your" : nameOf(p) + "'s";
       if (m[2] === "ATTACK") return whose + " " + creature(id) + " attacked " + on;
