@@ -187,6 +187,15 @@ def test_keyboard_navigation(page: Any, tmp_path: Path) -> None:
     assert page.evaluate(frame) == stopped
     page.locator("#next-turn").click()
     page.wait_for_function(f"{frame} === {min(i for i in starts if i > stopped)}")
+    # "?": the rules of 1.2 (lanes and runes, no area cards), every keyword explained.
+    page.keyboard.press("?")
+    assert page.locator("#rules").is_visible()
+    assert page.locator("#rules-keywords dd").count() == 6
+    assert page.locator("#rules h3:text-is('Lanes')").is_visible()
+    assert page.locator("#rules h3:text-is('Runes')").is_visible()
+    assert not page.locator("#rules h3:text-is('Area cards: LANE and BOTH LANES')").is_visible()
+    page.keyboard.press("Escape")
+    assert not page.locator("#rules").is_visible()
 
 
 def test_page_works_offline_with_the_network_cut(browser: Any, tmp_path: Path) -> None:
@@ -249,8 +258,15 @@ def test_the_end_banner_says_a_crash_is_a_crash(page: Any, tmp_path: Path) -> No
     assert log["cardarena"]["endReason"] == "TIMEOUT" and log["cardarena"]["exited"] == [
         True, False,
     ]  # fmt: skip
+    page.set_viewport_size({"width": 1280, "height": 720})  # a laptop: the banner in view
     page.goto(write_page(tmp_path, log).as_uri() + "#frame=100000")
     page.wait_for_selector("body[data-ready='1']", timeout=WAIT_MS)
     banner = page.locator("#end")
     assert banner.is_visible()
     assert "player 0 crashed" in banner.inner_text() and "timed out" not in banner.inner_text()
+    box = banner.bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= 720 and box["x"] + box["width"] <= 1280
+    # The referee's lines in words, the protocol text in their tooltips.
+    events = page.locator("#events li")
+    assert " gave no answer in time" in events.all_inner_texts()[0]
+    assert events.first.get_attribute("title").endswith("player 0 timeout!")

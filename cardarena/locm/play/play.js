@@ -26,6 +26,11 @@
   }
 
   function playerName(p) { return DATA.players[p] + " (player " + p + ")"; }
+  /* A player in the referee's panel: "You" for the one person at the table. */
+  function nameOf(p) {
+    const solo = ROLE === "play" && latest && latest.humans.length === 1;
+    return solo && latest.humans[0] === p ? "You" : DATA.players[p];
+  }
   function say(text, kind) {
     const box = $("message");
     box.textContent = text || "";
@@ -165,6 +170,8 @@
     delete $("end-turn").dataset.action;  // only offered moves carry data-action
     $("moves").replaceChildren();
     showClock(d);
+    $("moves-box").hidden = ROLE === "watch" || data.over;  // no moves: no empty panel
+    showRules(data.version);
     if (data.error) {
       $("status").textContent = "stopped";
       say(data.error, "refused");
@@ -172,8 +179,11 @@
       $("status").textContent = data.humans.length > 1 ? playerName(d.seat) + ": build your deck" : "Build your deck";
       drawDeckBuilding(d);
     } else if (d) {
+      const count = d.actions.filter((a) => a !== "PASS").length;
       $("status").textContent = (data.humans.length > 1 ? playerName(d.seat) + ": " : "") +
-        "your turn " + d.frame.turn + " — " + (d.actions.length - 1) + " move" + (d.actions.length === 2 ? "" : "s") + " possible";
+        "your turn " + BOARD.ownTurn(d.frame.turn) + " — " +
+        (count ? count + " move" + (count === 1 ? "" : "s") + " possible" : "nothing left to play: end the turn (E)");
+      $("status").title = "the referee's turn " + d.frame.turn + " (it counts both players' turns)";
       drawTurn(d);
     } else {
       drawWaiting(data);
@@ -209,9 +219,14 @@
       $("status").textContent = "game over";
     } else if (ROLE === "watch") {
       $("status").textContent = "watching" + (who ? ": " + who + " to play" : "");
+      if (!last) { box.hidden = false; box.textContent = "The players are building their decks: the battle shows here once it starts."; }
     } else {
       $("status").textContent = who ? who + " is thinking…" : "waiting…";
       if (!last) { box.hidden = false; box.textContent = "Waiting for " + (who || "the opponent") + " to build a deck…"; }
+      $("moves").appendChild(el("li", "help", "Your moves appear here when it is your turn."));
+      document.querySelectorAll("#hand .card").forEach((card) => {
+        card.onclick = () => why(card, "It is not your turn: wait for " + (who || "the opponent") + ".");
+      });
     }
   }
 
@@ -226,15 +241,22 @@
     return button;
   }
 
+  /* A card in a few words, for the list of moves and the buttons' labels:
+     "green item #126 (cost 3: +2 attack, +3 defense)". Its tooltip has the whole text. */
   function cardLabel(baseId) {
     const [type, cost, attack, defense, keywords, myHealth, oppHealth, draw] = DATA.cards[String(baseId)];
-    let text = BOARD.KINDS[type] + " #" + baseId + ", cost " + cost;
-    if (type === 0 || attack || defense) text += ", " + attack + "/" + defense;
-    if (keywords) text += ", " + BOARD.keywordText(keywords);
-    if (myHealth) text += ", " + myHealth + " health to you";
-    if (oppHealth) text += ", " + oppHealth + " health to the opponent";
-    if (draw) text += ", draw " + draw;
-    return text;
+    const sign = (v) => (v > 0 ? "+" : "") + v;
+    const parts = [];
+    if (type === 0) parts.push("attack " + attack, "defense " + defense);
+    else {
+      if (attack) parts.push(sign(attack) + " attack");
+      if (defense) parts.push(sign(defense) + " defense");
+    }
+    if (keywords) parts.push((type === 2 || type === 3 ? "removes " : "") + BOARD.keywordText(keywords));
+    if (myHealth) parts.push("you " + (myHealth > 0 ? "gain " : "lose ") + Math.abs(myHealth) + " health");
+    if (oppHealth) parts.push("the opponent " + (oppHealth > 0 ? "gains " : "loses ") + Math.abs(oppHealth) + " health");
+    if (draw) parts.push("draw " + draw);
+    return BOARD.KINDS[type] + " #" + baseId + " (cost " + cost + (parts.length ? ": " + parts.join(", ") : "") + ")";
   }
 
   function drawDeckBuilding(d) {
@@ -395,12 +417,49 @@
     moves.forEach((action) => { const id = action.split(" ")[1]; (bySource[id] = bySource[id] || []).push(action); });
     document.querySelectorAll("#hand .card, #board-" + d.seat + " .card.creature").forEach((card) => {
       const id = card.dataset.id;
-      if (!bySource[id]) return;
+      if (!bySource[id]) {
+        const reason = whyNot(card, frame);
+        card.classList.add("idle");
+        card.dataset.why = reason;
+        card.title += "\n\nNot now: " + reason;
+        card.onclick = () => why(card, reason);
+        return;
+      }
       card.classList.add("playable");
       card.tabIndex = -1;
       card.onclick = () => { selected = selected === id ? null : id; lightTargets(d, bySource); };
     });
     lightTargets(d, bySource);
+  }
+
+  /* Why a card of the hand or a creature of the board has no move now, in words. */
+  function whyNot(card, frame) {
+    const seat = frame.handOf;
+    const me = frame.sides[seat], opp = frame.sides[1 - seat];
+    const id = Number(card.dataset.id);
+    if (card.classList.contains("creature")) {
+      const c = me.board.find((x) => x.id === id);
+      if (!c) return "it cannot act now.";
+      if (c.attacked) return "creature " + id + " has already attacked this turn.";
+      if (!c.canAttack) return "creature " + id + " was summoned this turn: it can attack from your next turn (unless it has Charge).";
+      return "creature " + id + " has nothing it may attack now.";
+    }
+    const [type, cost] = DATA.cards[card.dataset.card];
+    if (cost > me.mana) {
+      return "not enough mana: it costs " + cost + ", you have " + me.mana + " left this turn.";
+    }
+    if (type === 0) {
+      const size = DATA.rules.laneSize || 6;
+      return DATA.rules.lanes > 1 ? "both your lanes are full (" + size + " creatures each)."
+        : "your board is full (" + size + " creatures).";
+    }
+    if (type === 1 && !me.board.length) return "a green item goes on one of your creatures: you have none on the board.";
+    if (type === 2 && !opp.board.length) return "a red item goes on an enemy creature: the opponent has none.";
+    return "it has no target it may be played on now.";
+  }
+
+  function why(card, reason) {
+    say("#" + card.dataset.card + (card.dataset.id ? " (id " + card.dataset.id + ")" : "") + ": " + reason, "why");
   }
 
   function lightTargets(d, bySource) {
@@ -439,15 +498,15 @@
   function drawEvents() {
     const events = $("events");
     events.replaceChildren();
-    const recent = [];
+    const recent = [];  // the last 12 lines, oldest first
     for (let i = Math.max(0, shownFrame); i >= 0 && recent.length < 12; i--) {
       const f = frames[i];
       if (!f) break;
-      f.events.slice().reverse().forEach((text) => recent.push(text));
+      f.events.slice().reverse().forEach((text) => recent.push([text, f]));
     }
-    recent.slice(0, 12).forEach((text) => {
-      events.appendChild(el("li", /\[Warning\]/.test(text) ? "warning" : /timeout|Invalid|didn't|wrong/i.test(text) ? "error" : "", text));
-    });
+    recent.slice(0, 12).reverse().forEach(([text, f]) => events.appendChild(BOARD.eventItem(text, f, nameOf)));
+    if (!recent.length) events.appendChild(el("li", "help", "What the referee sees happen is told here."));
+    events.scrollTop = events.scrollHeight;
   }
 
   function drawEnd(data) {
@@ -472,13 +531,19 @@
     end.appendChild(link);
   }
 
+  /* ---- the rules panel (board.js) ---- */
+  const RULES = LocmRules(BOARD);
+  const showRules = RULES.show, toggleRules = RULES.toggle;
+  showRules("1.2");  // until the server says which
+
   /* ---- keys ---- */
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.target && (e.target.tagName === "INPUT" || e.target.tagName === "SELECT")) return;
     const d = latest && latest.decision;
     const key = e.key;
-    if (key === "?") { $("help").open = !$("help").open; e.preventDefault(); return; }
+    if (key === "?") { toggleRules(); e.preventDefault(); return; }
+    if (key === "Escape" && !$("rules").hidden) { toggleRules(false); return; }
     if (key === "s" || key === "S") { skipFrames(); return; }
     if ((key === "l" || key === "L") && latest && latest.over) { $("download").click(); return; }
     if (key === "Escape") { selected = null; document.querySelectorAll(".can-target, .selected").forEach((n) => n.classList.remove("can-target", "selected")); return; }

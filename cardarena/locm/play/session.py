@@ -582,4 +582,4 @@ def _rules(version: str) -> dict[str, Any]:
 
     rules = ruleset(version)
     return {"lanes": rules.lanes, "runes": rules.runes, "area": rules.area_effects,
-            "draft": rules.draft}  # fmt: skip
+            "draft": rules.draft, "laneSize": rules.lane_capacity}  # fmt: skip

@@ -7,6 +7,16 @@ window.LocmBoard = function (DATA) {
   const $ = (id) => document.getElementById(id);
   const KEYWORDS = [["B", "Breakthrough"], ["C", "Charge"], ["D", "Drain"], ["G", "Guard"],
                     ["L", "Lethal"], ["W", "Ward"]];
+  /* What each keyword does, in words (docs/protocol.md section 8.4): badges' tooltips and
+     the rules panel of the play page. */
+  const KEYWORD_HELP = {
+    B: "when it kills a defending creature, the damage left over hits the opponent",
+    C: "can attack in the turn it is summoned",
+    D: "when it deals damage while attacking, its player gains that much health",
+    G: "enemy creatures must attack it before anything else (in 1.2 and 1.5: before anything else in its lane)",
+    L: "any damage it deals to a creature kills that creature",
+    W: "the next damage it would take is ignored, and the Ward is gone",
+  };
   const KINDS = ["creature", "green item", "red item", "blue item"];
   const AREAS = ["", "lane", "both lanes"];
 
@@ -20,8 +30,60 @@ window.LocmBoard = function (DATA) {
   function keywordText(bits) {
     return KEYWORDS.filter((_, i) => bits >> i & 1).map((k) => k[1]).join(", ");
   }
+  function keywordHelp(letter) {
+    const name = KEYWORDS.find(([l]) => l === letter)[1];
+    return name + ": " + KEYWORD_HELP[letter];
+  }
+  function listed(words) {
+    return words.length < 2 ? words.join("") : words.slice(0, -1).join(", ") + " and " + words[words.length - 1];
+  }
+  function signed(v) { return (v > 0 ? "+" : v < 0 ? "−" : "") + Math.abs(v); }
 
-  /* A card as a card: cost, type colour, attack/defense, keyword badges, effects, area. */
+  /* A card in words, as a person reads it: "Green item #126 (cost 3): give one of your
+     creatures +2 attack, +3 defense and Charge. Then you gain 1 health." */
+  function cardText(baseId) {
+    const [type, cost, attack, defense, keywords, myHealth, oppHealth, draw, area] = DATA.cards[String(baseId)];
+    const names = KEYWORDS.filter((_, i) => keywords >> i & 1).map((k) => k[1]);
+    const head = KINDS[type][0].toUpperCase() + KINDS[type].slice(1) + " #" + baseId + " (cost " + cost + ")";
+    const parts = [];
+    const areaOn = DATA.rules.area ? area : 0;
+    if (type === 0) {
+      parts.push(head + ": attack " + attack + ", defense " + defense + (names.length ? ", " + listed(names) : "") + ".");
+      if (areaOn === 1) parts.push("Summoned with a copy of itself in the same lane, if there is room.");
+      if (areaOn === 2) parts.push("Summoned with a copy of itself in the other lane, if there is room.");
+    } else {
+      const changes = [];
+      if (attack) changes.push(signed(attack) + " attack");
+      if (defense) changes.push(signed(defense) + " defense");
+      const whom = type === 1 ? ["one of your creatures", "each of your creatures in the target's lane", "each of your creatures"]
+        : ["one enemy creature", "each enemy creature in the target's lane", "each enemy creature"];
+      if (type === 1 && (changes.length || names.length)) {
+        parts.push(head + ": give " + whom[areaOn] + " " + listed(changes.concat(names)) + ".");
+      } else if (type === 2 && (changes.length || names.length)) {
+        const what = changes.slice();
+        if (names.length) what.push("remove its " + listed(names));
+        parts.push(head + ": give " + whom[areaOn] + " " + listed(what) + ".");
+      } else if (type === 3 && (changes.length || names.length)) {
+        const what = changes.slice();
+        if (names.length) what.push("remove its " + listed(names));
+        parts.push(head + ": play it on " + whom[areaOn] + " (" + listed(what) + ")" +
+                   (defense < 0 ? ", or on the opponent: " + -defense + " damage to their health." : ", or on the opponent."));
+      } else {
+        parts.push(head + ": " + (type === 1 ? "play it on one of your creatures." : type === 2 ? "play it on an enemy creature."
+          : "play it on the opponent or an enemy creature."));
+      }
+    }
+    const then = [];
+    if (myHealth) then.push("you " + (myHealth > 0 ? "gain " : "lose ") + Math.abs(myHealth) + " health");
+    if (oppHealth) then.push("the opponent " + (oppHealth > 0 ? "gains " : "loses ") + Math.abs(oppHealth) + " health");
+    if (draw) then.push("you draw " + draw + " more card" + (draw > 1 ? "s" : "") + " next turn");
+    if (then.length) parts.push((type === 0 ? "When summoned, " : "Then ") + listed(then) + ".");
+    return parts.join(" ");
+  }
+
+  /* A card as a card: cost, type colour, attack/defense, keyword badges, effects, area.
+     Laid out so that no text overlaps or leaves the card (tests/locm/test_play_browser.py
+     renders every card and measures). */
   function drawCard(baseId, opts) {
     opts = opts || {};
     const row = DATA.cards[String(baseId)];
@@ -30,55 +92,126 @@ window.LocmBoard = function (DATA) {
     card.dataset.card = baseId;
     card.dataset.type = type;
     if (opts.id !== undefined) card.dataset.id = opts.id;
-    card.appendChild(el("div", "cost", cost));
-    if (type !== 0) card.appendChild(el("div", "kind", KINDS[type]));
-    card.appendChild(el("div", "ids", (opts.id !== undefined ? "id " + opts.id + " · " : "") + "#" + baseId));
+    const costNode = el("div", "cost", cost);
+    costNode.title = "costs " + cost + " mana";
+    card.appendChild(costNode);
+    const ids = el("div", "ids");
+    ids.appendChild(el("span", "", "#" + baseId));
+    if (opts.id !== undefined) ids.appendChild(el("span", "", "id " + opts.id));
+    ids.title = "card #" + baseId + (opts.id !== undefined ? ", instance id " + opts.id + " (the id moves name)" : "");
+    card.appendChild(ids);
     const kwBits = opts.keywords !== undefined ? opts.keywords : keywords;
     const kw = el("div", "kw");
-    const count = KEYWORDS.filter((_, i) => kwBits >> i & 1).length;
-    if (count > 2) kw.classList.add("many");  // letters only, or they do not fit
+    const shown = KEYWORDS.filter((_, i) => kwBits >> i & 1);
+    // Whole names when they fit on one line, letters otherwise.
+    if (shown.length > 2 || shown.map((k) => k[1]).join("").length > 9) kw.classList.add("many");
     if (type === 2) kw.classList.add("removes");  // a red item takes these away
-    KEYWORDS.forEach(([letter, name], i) => {
-      if (kwBits >> i & 1) {
-        const badge = el("span", "badge");
-        badge.append(el("span", "long", name), el("span", "short", letter));
-        badge.dataset.keyword = letter;
-        badge.title = (type === 2 ? "removes " : "") + name;
-        kw.appendChild(badge);
-      }
+    shown.forEach(([letter, name]) => {
+      const badge = el("span", "badge");
+      badge.append(el("span", "long", name), el("span", "short", letter));
+      badge.dataset.keyword = letter;
+      badge.title = (type === 2 || type === 3 ? "removes " : "") + keywordHelp(letter);
+      kw.appendChild(badge);
     });
     card.dataset.keywords = KEYWORDS.map(([l], i) => (kwBits >> i & 1 ? l : "-")).join("");
     card.appendChild(kw);
     const fx = [];
-    if (myHealth) fx.push((myHealth > 0 ? "+" : "") + myHealth + " HP you");
-    if (oppHealth) fx.push((oppHealth > 0 ? "+" : "") + oppHealth + " HP foe");
+    if (myHealth) fx.push("you " + signed(myHealth));
+    if (oppHealth) fx.push("foe " + signed(oppHealth));
     if (draw) fx.push("draw " + draw);
-    if (fx.length) card.appendChild(el("div", "fx", fx.join(" · ")));
+    if (fx.length) {
+      const node = el("div", "fx");
+      fx.forEach((text) => node.appendChild(el("span", "", text)));  // wrapped between effects only
+      node.title = "health changes (you, the opponent) and cards drawn next turn when it is played";
+      card.appendChild(node);
+    }
+    const foot = el("div", "foot");
+    if (type !== 0) foot.appendChild(el("div", "kind", KINDS[type]));
     if (DATA.rules.area && area) {
       const mark = el("div", "area", area === 1 ? "LANE" : "BOTH LANES");
-      mark.title = "area: " + AREAS[area];
+      mark.title = type === 0 ? (area === 1 ? "summoned with a copy in the same lane" : "summoned with a copy in the other lane")
+        : (area === 1 ? "acts on every creature of the target's lane" : "acts on every creature of the target's side");
       mark.dataset.area = area;
-      card.appendChild(mark);
+      foot.appendChild(mark);
     }
+    if (foot.childNodes.length) card.appendChild(foot);
     const shownAttack = opts.attack !== undefined ? opts.attack : attack;
     const shownDefense = opts.defense !== undefined ? opts.defense : defense;
     if (type === 0 || attack || defense) {
-      const signed = (v) => (type !== 0 && v > 0 ? "+" + v : String(v));
-      const att = el("div", "att", signed(shownAttack));
-      const def = el("div", "def", signed(shownDefense));
+      const value = (v) => (type !== 0 && v > 0 ? "+" + v : String(v));
+      const att = el("div", "att", value(shownAttack));
+      const def = el("div", "def", value(shownDefense));
       if (type === 0) {
         if (shownAttack > attack) att.classList.add("buffed");
         if (shownDefense < defense) def.classList.add("hurt");
         else if (shownDefense > defense) def.classList.add("buffed");
       }
       att.title = "attack"; def.title = "defense";
+      if (att.textContent.length > 2) att.classList.add("wide");  // "-14": smaller figures
+      if (def.textContent.length > 2) def.classList.add("wide");
       card.appendChild(att);
       card.appendChild(def);
     }
-    card.title = KINDS[type] + " #" + baseId + ", cost " + cost +
-      (type === 0 || attack || defense ? ", " + attack + "/" + defense : "") +
-      (keywords ? ", " + keywordText(keywords) : "");
+    card.title = cardText(baseId);
     return card;
+  }
+
+  /* The referee counts both players' turns (player 0 plays 1, 3, 5, …); a person counts
+     their own: the referee's turn t is the ceil(t/2)-th turn of the player who plays it. */
+  function ownTurn(turn) { return Math.ceil(turn / 2); }
+
+  /* A line of the referee's report in words ("builtin:greedy summoned card #12 (id 5)
+     into the left lane"); ``frame`` is the frame the line belongs to, ``nameOf(p)`` a
+     player's name. Lines it does not know are shown as they are. */
+  function eventWords(text, frame, nameOf) {
+    nameOf = nameOf || ((p) => DATA.players[p]);
+    let m = /^player ([01]) performed action: (SUMMON|ATTACK|USE) (-?\d+)(?: (-?\d+))?/.exec(text);
+    if (m) {
+      const p = Number(m[1]), id = Number(m[3]), target = m[4] === undefined ? -1 : Number(m[4]);
+      const a = frame && frame.action && frame.action.id === id ? frame.action : null;
+      const card = a && a.card !== undefined ? "card #" + a.card + " (id " + id + ")" : "card " + id;
+      const creature = (cid) => {
+        const all = frame && frame.sides ? frame.sides.flatMap((s) => s.board).concat(frame.dead || []) : [];
+        const found = all.find((c) => c.id === cid);
+        return "creature " + cid + (found ? " (#" + found.card + ")" : "");
+      };
+      const lane = DATA.rules.lanes > 1 ? (target === 1 ? " into the right lane" : " into the left lane") : "";
+      if (m[2] === "SUMMON") {
+        // A 1.5 area creature brings a copy (id + 1), when there was room for it.
+        const row = a && a.card !== undefined ? DATA.cards[String(a.card)] : null;
+        const copy = row && row[8] && DATA.rules.area && frame.sides &&
+          frame.sides[p].board.find((c) => c.id === id + 1 && c.card === a.card);
+        const where = copy ? (copy.lane === (target === 1 ? 1 : 0) ? " in the same lane" : " in the other lane") : "";
+        return nameOf(p) + " summoned " + card + lane + (copy ? " and a copy (id " + (id + 1) + ")" + where : "");
+      }
+      const on = target === -1 ? "the opponent" : creature(target);
+      const whose = nameOf(p) === "You" ? "Your" : nameOf(p) + "'s";
+      if (m[2] === "ATTACK") return whose + " " + creature(id) + " attacked " + on;
+      return nameOf(p) + " used " + card + " on " + on;
+    }
+    if ((m = /^\[Warning\] player ([01]) Action is not legal: (.*)$/s.exec(text))) {
+      return nameOf(Number(m[1])) + " sent a move that is not legal, skipped: " + m[2];
+    }
+    if ((m = /^\[Warning\] player ([01]) Performed another (\d+) illegalActions/.exec(text))) {
+      return nameOf(Number(m[1])) + " sent " + m[2] + " more moves that are not legal";
+    }
+    if ((m = /^player ([01]) won!$/.exec(text))) return nameOf(Number(m[1])) + " won";
+    if ((m = /^player ([01]) timeout!$/.exec(text))) return nameOf(Number(m[1])) + " gave no answer in time";
+    if ((m = /^player ([01]) chose card (\d+)$/.exec(text))) return nameOf(Number(m[1])) + " picked card #" + m[2];
+    if ((m = /^player ([01]) chose cards (.*)$/s.exec(text))) return nameOf(Number(m[1])) + " chose the deck: " + m[2];
+    if ((m = /^player ([01]) didn't choose correct number of cards!$/.exec(text))) {
+      return nameOf(Number(m[1])) + " did not choose 30 cards";
+    }
+    if ((m = /^player ([01]): (.*)$/s.exec(text))) return nameOf(Number(m[1])) + " sent an invalid answer: " + m[2];
+    return text;
+  }
+
+  /* One line of the referee's panel: the words, the protocol text as its tooltip. */
+  function eventItem(text, frame, nameOf) {
+    const cls = /\[Warning\]/.test(text) ? "warning" : /timeout|Invalid|didn't|wrong/i.test(text) ? "error" : "";
+    const item = el("li", cls, eventWords(text, frame, nameOf));
+    item.title = "the referee's log: " + text;
+    return item;
   }
 
   function drawCreature(c, extraClass, dim) {
@@ -112,6 +245,7 @@ window.LocmBoard = function (DATA) {
     box.dataset.deck = side.deck;
     box.dataset.hand = side.handSize;
     const name = el("div", "name p" + p, playerName(p));
+    name.title = playerName(p);  // a long command is cut short on screen
     box.appendChild(name);
     const health = el("span", "stat health");
     health.title = "health";
@@ -178,7 +312,9 @@ window.LocmBoard = function (DATA) {
     const a = frame.action;
     if (!a) {
       if (frame.kind === "turn") {
-        banner.appendChild(el("span", "what p" + frame.active, "Turn " + frame.turn + ": " + playerName(frame.active) + " to play"));
+        const what = el("span", "what p" + frame.active, "Turn " + ownTurn(frame.turn) + " of " + playerName(frame.active));
+        what.title = what.textContent + " (the referee's turn " + frame.turn + ": it counts both players' turns)";
+        banner.appendChild(what);
       }
       return;
     }
@@ -188,7 +324,9 @@ window.LocmBoard = function (DATA) {
     banner.dataset.target = a.target;
     const opp = 1 - a.player;
     const find = (side, id) => $("board-" + side).querySelector('.card[data-id="' + id + '"]');
-    banner.appendChild(el("span", "what p" + a.player, a.text));
+    const what = el("span", "what p" + a.player, a.text);
+    what.title = playerName(a.player) + " plays " + a.text;
+    banner.appendChild(what);
     if (a.type === "ATTACK") {
       const attacker = find(a.player, a.id);
       if (attacker) { attacker.classList.add("acting"); attacker.dataset.highlight = "source"; }
@@ -228,11 +366,13 @@ window.LocmBoard = function (DATA) {
     box.replaceChildren();
     if (frame.handOf === null) {  // a spectator of a live game sees no hand
       $("hand-title").textContent = "Hands are hidden from spectators";
+      $("hand-title").title = "";
       $("hand-title").className = "";
       return;
     }
     const who = frame.handOf !== undefined ? frame.handOf : frame.active;
     $("hand-title").textContent = "Hand of " + playerName(who) + " (" + frame.hand.length + ")";
+    $("hand-title").title = $("hand-title").textContent;
     $("hand-title").className = "p" + who;
     box.dataset.player = who;
     frame.hand.forEach(([id, baseId]) => box.appendChild(drawCard(baseId, { id: id })));
@@ -247,5 +387,38 @@ window.LocmBoard = function (DATA) {
     drawHand(frame);
   }
 
-  return { el, drawCard, drawCreature, drawBattle, playerName, keywordText, KEYWORDS, KINDS };
+  return { el, drawCard, drawCreature, drawBattle, playerName, keywordText, keywordHelp, cardText,
+           ownTurn, eventWords, eventItem, KEYWORDS, KEYWORD_HELP, KINDS };
+};
+
+/* The rules panel (rules.html) of the play page and the viewer: the sections of the game's
+   version, every keyword's explanation, opened and closed by its buttons (the pages' "?" and
+   Esc keys call toggle). */
+window.LocmRules = function (BOARD) {
+  const $ = (id) => document.getElementById(id);
+  let shownFor = null;
+  function show(version) {
+    if (shownFor === version) return;
+    shownFor = version;
+    $("rules-version").textContent = version;
+    document.querySelectorAll("#rules [data-versions]").forEach((node) => {
+      node.hidden = !node.dataset.versions.split(" ").includes(version);
+    });
+    const list = $("rules-keywords");
+    list.replaceChildren();
+    BOARD.KEYWORDS.forEach(([letter, name]) => {
+      const term = BOARD.el("dt", "", name + " (" + letter + ")");
+      term.dataset.keyword = letter;
+      list.append(term, BOARD.el("dd", "", BOARD.KEYWORD_HELP[letter].replace(/^./, (c) => c.toUpperCase()) + "."));
+    });
+  }
+  function toggle(open) {
+    const panel = $("rules");
+    panel.hidden = open === undefined ? !panel.hidden : !open;
+    $("rules-button").setAttribute("aria-expanded", String(!panel.hidden));
+    if (!panel.hidden) panel.focus();
+  }
+  $("rules-button").onclick = () => toggle();
+  $("rules-close").onclick = () => { toggle(false); $("rules-button").focus(); };
+  return { show, toggle, isOpen: () => !$("rules").hidden };
 };

@@ -39,6 +39,7 @@ def _creature(creature: Creature) -> dict[str, Any]:
         "keywords": creature.keywords,
         "lane": max(creature.lane, 0),
         "canAttack": creature.can_attack,
+        "attacked": creature.has_attacked,
     }
 
 

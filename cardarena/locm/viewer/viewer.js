@@ -88,10 +88,8 @@
     }
     const events = $("events");
     events.replaceChildren();
-    frame.events.forEach((text) => {
-      const item = el("li", /\[Warning\]/.test(text) ? "warning" : /timeout|Invalid|didn't|wrong/i.test(text) ? "error" : "", text);
-      events.appendChild(item);
-    });
+    frame.events.forEach((text) => events.appendChild(BOARD.eventItem(text, frame)));  // in words, oldest first
+    if (!frame.events.length) events.appendChild(el("li", "help", "nothing in this frame"));
     drawInput(frame);
     for (const p of [0, 1]) {
       const index = frame.answers[p];
@@ -145,7 +143,10 @@
     drawEnd(frame);
     drawSide(frame);
     $("frame-index").textContent = index;
-    $("turn").textContent = frame.turn || "-";
+    // Each player's own count (player 1's 3rd turn is "3 of player 1"), the referee's in the tooltip.
+    const counted = frame.turn && frame.active !== undefined && frame.kind !== "end";
+    $("turn").textContent = counted ? BOARD.ownTurn(frame.turn) + " of player " + frame.active : "-";
+    $("turn").title = frame.turn ? "the referee's turn " + frame.turn + " (it counts both players' turns)" : "";
     $("phase-label").textContent = { draft: "draft", construct: "deck building", turn: "battle",
                                      action: "battle", end: "game over" }[frame.kind];
     document.body.dataset.frame = index;
@@ -193,7 +194,11 @@
   $("speed").onchange = () => { if (timer) { play(); play(); } };
   $("slider").oninput = (e) => show(Number(e.target.value));
   window.addEventListener("hashchange", () => { const f = frameFromHash(); if (f !== null && f !== current) show(f, true); });
+  const RULES = LocmRules(BOARD);
+  RULES.show(DATA.version);
   document.addEventListener("keydown", (e) => {
+    if (e.key === "?") { e.preventDefault(); RULES.toggle(); return; }
+    if (e.key === "Escape" && RULES.isOpen()) { RULES.toggle(false); return; }
     if (e.target && (e.target.tagName === "INPUT" || e.target.tagName === "SELECT")) return;  // the slider steps by itself
     const keys = { ArrowRight: () => show(current + 1), ArrowLeft: () => show(current - 1),
                    ArrowUp: nextTurn, ArrowDown: prevTurn, PageDown: nextTurn, PageUp: prevTurn,
