@@ -105,6 +105,9 @@ CREATE TABLE versions (
     mu REAL NOT NULL,
     sigma REAL NOT NULL,
     rated_games INTEGER NOT NULL DEFAULT 0,
+    wins INTEGER NOT NULL DEFAULT 0,
+    draws INTEGER NOT NULL DEFAULT 0,
+    losses INTEGER NOT NULL DEFAULT 0,
     last_played REAL NOT NULL DEFAULT 0,
     created REAL NOT NULL,
     UNIQUE (bot, number)
@@ -936,10 +939,11 @@ class LadderStore:
         )
         score = 0.5 if winner is None else 1.0 if winner == 0 else 0.0
         new_a, new_b = after_game(_rating_of(mu_a, sigma_a), _rating_of(mu_b, sigma_b), score)
-        for version, rating in ((first, new_a), (second, new_b)):
+        for seat, version, rating in ((0, first, new_a), (1, second, new_b)):
+            column = "draws" if winner is None else "wins" if winner == seat else "losses"
             self.db.execute(
-                "UPDATE versions SET mu = ?, sigma = ?, rated_games = rated_games + 1, "
-                "last_played = ? WHERE id = ?",
+                f"UPDATE versions SET mu = ?, sigma = ?, rated_games = rated_games + 1, "
+                f"{column} = {column} + 1, last_played = ? WHERE id = ?",
                 (rating.mu, rating.sigma, now, version),
             )
             self.db.execute(
@@ -950,17 +954,15 @@ class LadderStore:
     def _charged(self, version: int, where: str, limit: int) -> list[str | None]:
         """The error kind charged to ``version`` in each of its last ``limit`` games matching
         ``where`` (None: no error of its own), newest first."""
-        rows = self.db.execute(
-            "SELECT kind FROM ("
-            " SELECT id, CASE WHEN error_seat = 0 THEN error_kind END AS kind FROM games"
-            f" WHERE first = ? AND state = 'done' AND {where}"
-            " UNION ALL"
-            " SELECT id, CASE WHEN error_seat = 1 THEN error_kind END AS kind FROM games"
-            f" WHERE second = ? AND state = 'done' AND {where}"
-            ") ORDER BY id DESC LIMIT ?",
-            (version, version, limit),
-        )
-        return [None if r[0] is None else str(r[0]) for r in rows]
+        seats = [
+            f"SELECT * FROM (SELECT id, CASE WHEN error_seat = {seat} THEN error_kind END "
+            f"FROM games WHERE {column} = :version AND state = 'done' AND {where} "
+            "ORDER BY id DESC LIMIT :limit)"
+            for seat, column in enumerate(("first", "second"))
+        ]
+        query = f"{seats[0]} UNION ALL {seats[1]} ORDER BY 1 DESC LIMIT :limit"
+        rows = self.db.execute(query, {"version": version, "limit": limit})
+        return [None if r[1] is None else str(r[1]) for r in rows]
 
     def _check_errors(self, version: int) -> None:
         """Disable a playing version whose last rated games had too many errors of its own."""
@@ -968,18 +970,17 @@ class LadderStore:
         status = self.db.execute("SELECT status FROM versions WHERE id = ?", (version,)).fetchone()
         if status is None or status[0] != "active":
             return
-        kinds = [k for k in self._charged(version, "rated = 1", rule.window) if k is not None]
+        recent = self._charged(version, "rated = 1", rule.window)
+        kinds = [kind for kind in recent if kind is not None]
         if len(kinds) < rule.limit:
             return
         counted: dict[str, int] = {}
         for kind in kinds:
             counted[kind] = counted.get(kind, 0) + 1
         what = ", ".join(f"{kind} {n}" for kind, n in sorted(counted.items()))
-        played = self.db.execute("SELECT rated_games FROM versions WHERE id = ?", (version,))
-        games = min(rule.window, int(played.fetchone()[0]))
         self._set_status(
             version, "disabled",
-            f"lost {len(kinds)} of its last {games} rated games by its own errors ({what})",
+            f"lost {len(kinds)} of its last {len(recent)} rated games by its own errors ({what})",
         )  # fmt: skip
 
     def _check_validation(self, version: int) -> None:
@@ -1114,13 +1115,11 @@ class LadderStore:
             shown = self._board_version(int(bot_id))
             if shown is None:
                 continue
-            number, language, mu, sigma, games = self.db.execute(
-                "SELECT number, language, mu, sigma, rated_games FROM versions WHERE id = ?",
+            number, language, mu, sigma, games, wins, draws, losses = self.db.execute(
+                "SELECT number, language, mu, sigma, rated_games, wins, draws, losses "
+                "FROM versions WHERE id = ?",
                 (shown[0],),
             ).fetchone()
-            wins = draws = losses = 0
-            for w, d, lost in self._score_table([shown[0]]).values():
-                wins, draws, losses = wins + w, draws + d, losses + lost
             played = wins + draws + losses
             rating = conservative(_rating_of(mu, sigma))
             row = BoardRow(
