@@ -40,6 +40,8 @@ from importlib.resources import files
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..pages import render
+from ..tournaments.store import StoreError
+from .store import User
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -88,15 +90,6 @@ class Refused(Exception):
         super().__init__(reason)
         self.status = status
         self.reason = reason
-
-
-@dataclass(frozen=True)
-class User:
-    """A participant as the server sees them."""
-
-    id: int
-    name: str
-    organiser: bool = False
 
 
 class LadderData(Protocol):
@@ -496,10 +489,16 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
     ) -> web.StreamResponse:
         try:
             return await handler(request)
-        except Refused as refused:
-            if wants_json(request):
-                return _json({"error": refused.reason}, refused.status)
+        except StoreError as error:  # the file itself (a full disk...): say so, keep serving
+            refused = Refused(503, str(error))
+        except Refused as caught:
+            refused = caught
+        if wants_json(request):
+            return _json({"error": refused.reason}, refused.status)
+        try:
             return page(request, "error.html", refused.status, message=refused.reason)
+        except StoreError:
+            return web.Response(status=refused.status, text=f"{refused.reason}\n")
 
     # ------------------------------------------------------------ JSON API
     async def api_leaderboard(_request: web.Request) -> web.Response:
@@ -572,8 +571,6 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
         if hooks.languages and language not in hooks.languages:
             raise Refused(400, f"unknown language {language!r}: this ladder takes "
                           f"{', '.join(hooks.languages)}")  # fmt: skip
-        if data.state().get("frozen"):
-            raise Refused(409, "submissions are frozen by the organisers")
         new_bot = fields.get("new_bot", "").strip().lower() in ("1", "true", "yes", "on")
         try:
             answer = data.submit(user, name, language, new_bot, upload.filename, upload.data)
@@ -730,7 +727,8 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
         game, log = game_or_404(request)
         if log is None:
             raise Refused(404, f"game {game.get('id')} has no log yet ({game.get('state')})")
-        back = "/" if not game.get("seats") else f"/bots/{_quote(game['seats'][0]['bot'])}"
+        bots = [seat["bot"] for seat in game.get("seats") or [] if not seat.get("builtin")]
+        back = f"/bots/{_quote(bots[0])}" if bots else "/"
         text = await asyncio.get_running_loop().run_in_executor(
             None, hooks.viewer_page, log, hidden_seats(game, viewer), back
         )
