@@ -249,6 +249,10 @@ def serve(
         raise ValueError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
     workers = workers or default_workers()
     languages = dict(LANGUAGES if languages is None else languages)
+    # Before the store opens: this looks into every file beside the database, and a process
+    # that closes any descriptor of a SQLite file loses its locks on it (POSIX), after which
+    # another reader could reset the shared-memory file under this process's map (SIGBUS).
+    hidden = private_paths([os.getcwd(), os.path.dirname(os.path.abspath(db))], db)
     store = LadderStore(db, lock=True)
     web_thread: WebThread | None = None
     builder: Builder | None = None
@@ -263,7 +267,6 @@ def serve(
         recovered = scheduler.recover()
         if sandbox:
             sandbox = sandbox_available()
-        hidden = private_paths([os.getcwd(), os.path.dirname(os.path.abspath(db))], db)
         builder = Builder(
             store, builds_folder(db), languages, allow_unsandboxed=allow_unsandboxed_builds
         )
