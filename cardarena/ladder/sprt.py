@@ -94,13 +94,15 @@ def _tilt(probabilities: Sequence[float], score: float) -> float:
     with expected ``score``: the root of a decreasing function between two poles, by
     Newton's method kept inside its bracket."""
     offsets = [a - score for a in PAIR_SCORES]
+    terms = [(p * d, d) for p, d in zip(probabilities, offsets, strict=True)]
     low, high = -1 / max(offsets), -1 / min(offsets)  # where some 1 + x d_i reaches 0
     x = 0.0
     for _ in range(200):
-        value = sum(p * d / (1 + x * d) for p, d in zip(probabilities, offsets, strict=True))
-        slope = -sum(
-            p * d * d / (1 + x * d) ** 2 for p, d in zip(probabilities, offsets, strict=True)
-        )
+        value = slope = 0.0
+        for weighted, d in terms:
+            share = 1 / (1 + x * d)
+            value += weighted * share
+            slope -= weighted * d * share * share
         if value == 0:
             return x
         if value > 0:
