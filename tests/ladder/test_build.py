@@ -23,7 +23,7 @@ from cardarena.ladder.uploads import unpack
 from cardarena.locm.engine.state import EndReason
 from cardarena.locm.ladder import build as building
 from cardarena.locm.ladder.build import BuildLimits, BuildResult, BuildUnavailable, build
-from cardarena.locm.referee import sandbox
+from cardarena.locm.referee import cgroups, sandbox
 from cardarena.locm.referee.game_loop import TimeControl, play_game
 from tests.locm.bots import BOTS, NEEDS_SANDBOX
 
@@ -187,6 +187,24 @@ def test_a_compile_error_is_a_failed_build_with_the_compilers_words(work: Path) 
     assert "undeclared_thing" in result.log and "error" in result.log
     assert result.log.endswith("[build failed: exit status 1]\n")
     assert not out.exists()
+
+
+def test_a_python_syntax_error_fails_the_build(work: Path) -> None:
+    data = zipped({"bot.py": b"import helper\n", "helper.py": b"def broken(:\n"})
+    result, _out = submit(work / "python-broken", data, "bot.zip", LANGUAGES["python"])
+    assert not result.ok
+    assert "helper.py" in result.log and "SyntaxError" in result.log, result.log
+
+
+def test_a_build_over_its_memory_budget_is_stopped(work: Path) -> None:
+    memory = cgroups.memory_support()
+    if not memory.ok:
+        pytest.skip(f"no memory controller for the build's cgroup here: {memory.reason}")
+    hog = Language("hog", "main.sh", ("python3", "-c", "x = bytearray(300 << 20)"), ("{out}/bot",))
+    limits = BuildLimits(cpu_s=20, wall_s=60, memory_mb=100)
+    result, _out = submit(work / "hog", b"#\n", "main.sh", hog, limits)
+    assert not result.ok
+    assert "[build stopped: out of memory (over its 100 MB budget)]" in result.log, result.log
 
 
 def test_an_archive_without_its_entry_file_fails(work: Path) -> None:
