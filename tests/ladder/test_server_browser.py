@@ -105,11 +105,8 @@ def test_log_in_submit_follow_the_board_and_open_a_game(
     # page's script fetches the board again by itself
     page.wait_for_selector('tr[data-bot="simple"]:not([data-status="building"])',
                            timeout=WAIT_MS)  # fmt: skip
-    assert page.get_attribute('tr[data-bot="simple"]', "data-status") in (
-        "validating",
-        "active",
-        "failed",
-    )
+    status = page.get_attribute('tr[data-bot="simple"]', "data-status")
+    assert status in (("validating", "active") if sandbox.support().ok else ("failed",))
 
     page.click('tr[data-bot="greedy"] td.name a')
     deadline = time.monotonic() + WAIT_MS / 1000
