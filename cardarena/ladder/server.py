@@ -529,7 +529,7 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
         bot = owner_view(bot_or_404(name), viewer)
         recent = data.games(name, MAX_PAGE, 0)
         bot.setdefault("head_to_head", head_to_head(name, recent))
-        bot["games_recent"] = recent
+        bot["recent_games"] = recent
         return bot
 
     async def api_bot(request: web.Request) -> web.Response:

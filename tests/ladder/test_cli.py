@@ -35,7 +35,7 @@ def locm(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
                           cwd=ROOT, env=environment, check=False)  # fmt: skip
 
 
-def test_user_add_prints_a_token_that_logs_in(tmp_path: Path) -> None:
+def test_user_add_and_token(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = str(tmp_path / "ladder.db")
     done = locm("ladder", "user", "add", "carol", "--db", db)
     assert done.returncode == 0, done.stderr
@@ -45,9 +45,15 @@ def test_user_add_prints_a_token_that_logs_in(tmp_path: Path) -> None:
     with LadderStore(db) as store:
         user = store.user_for_token(token)
         assert user is not None and (user.name, user.organiser) == ("carol", False)
-    again = locm("ladder", "user", "add", "carol", "--db", db)
-    assert again.returncode == 2 and again.stdout == ""
-    assert again.stderr == "locm: error: there is already a user named 'carol'\n"
+    assert main(["ladder", "user", "add", "carol", "--db", db]) == 2
+    assert capsys.readouterr() == ("", "locm: error: there is already a user named 'carol'\n")
+    assert main(["ladder", "user", "token", "carol", "--db", db]) == 0
+    renewed = capsys.readouterr().out.strip()
+    with LadderStore(db) as store:
+        assert store.user_for_token(token) is None
+        assert store.user_for_token(renewed) == user
+    assert main(["ladder", "user", "token", "nobody", "--db", db]) == 2
+    assert capsys.readouterr().err == "locm: error: no user named 'nobody'\n"
 
 
 def test_submit_prints_the_submission_id(ladder: Ladder, tmp_path: Path,
