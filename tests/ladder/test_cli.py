@@ -5,6 +5,7 @@ exit status 2 for a usage error, 1 when the server refuses the upload (with its 
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -123,3 +124,33 @@ def test_submit_usage_errors(ladder: Ladder, tmp_path: Path,
     status, said = submit("--server", ladder.base, "--token", "t", str(tmp_path))
     assert status == 2 and "not a file" in said
     assert submit("--token", "t", str(tmp_path))[0] == 2  # no --server
+
+
+def test_every_documented_ladder_command_parses() -> None:
+    """The walkthroughs' ``locm ladder`` lines are commands this ``locm`` takes as written."""
+    from cardarena.locm.cli.main import build_parser
+
+    commands = []
+    for doc in (ROOT / "docs" / "ladder.md", ROOT / "README.md"):
+        for line in doc.read_text(encoding="utf-8").splitlines():
+            for part in line.split("&&"):
+                if part.strip().startswith("locm ladder "):
+                    commands.append(shlex.split(part.split("#", 1)[0])[1:])
+    assert len(commands) >= 6
+    parser = build_parser()
+    for words in commands:
+        args = parser.parse_args(words)
+        assert args.run is not None, words
+
+
+def test_a_bad_languages_file_stops_serve_before_it_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    languages = tmp_path / "languages.toml"
+    languages.write_text("[languages.go]\nenabled = false\nbogus = 1\n")
+    db = tmp_path / "ladder.db"
+    assert main(["ladder", "serve", "--db", str(db), "--languages", str(languages)]) == 2
+    said = capsys.readouterr()
+    assert said.out == "" and said.err.count("\n") == 1
+    assert said.err.startswith(f"locm: error: {languages}: languages.go: unknown key 'bogus'")
+    assert not db.exists()

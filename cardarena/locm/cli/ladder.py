@@ -38,10 +38,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from ..ladder.service import serve
 
     limits, allowed_hosts = limits_from(args)
+    extra: dict[str, Any] = {}
+    if args.languages is not None:
+        from ...ladder.languages import load_languages
+
+        extra["languages"] = load_languages(args.languages)  # LanguageError: one line, exit 2
     status = serve(
         db=args.db, version=args.version, host=args.host, port=args.port,
         workers=args.workers, backend=args.backend, address=args.address,
-        limits=limits, allowed_hosts=allowed_hosts,
+        limits=limits, allowed_hosts=allowed_hosts, **extra,
     )  # fmt: skip
     return int(status or 0)
 
@@ -192,6 +197,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     serve.add_argument("--backend", choices=BACKENDS, default="process",
                        help="where games run (default process; ray: a Ray cluster)")  # fmt: skip
     serve.add_argument("--address", help="Ray cluster address (--backend ray), e.g. auto")
+    serve.add_argument(
+        "--languages", metavar="FILE",
+        help="a TOML (or .json) file that adds, replaces or removes languages "
+        "(docs/ladder.md#languages)",
+    )  # fmt: skip
     add_http_options(serve)
     serve.set_defaults(run=_cmd_serve)
 
