@@ -143,6 +143,15 @@ def _record(game: int, seed: int, winner: int) -> Any:
     )  # fmt: skip
 
 
+async def _stop_all(stop: Any) -> None:
+    """Stop the server, then end what is left of its connections (as asyncio.run would)."""
+    await stop()
+    left = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in left:
+        task.cancel()
+    await asyncio.gather(*left, return_exceptions=True)
+
+
 def serve(tmp: Path) -> Iterator[Ladder]:
     """Fill a store in ``tmp`` and serve it until the generator is closed."""
     store = LadderStore(str(tmp / "ladder.db"), lock=True)
@@ -156,7 +165,7 @@ def serve(tmp: Path) -> Iterator[Ladder]:
     try:
         yield ladder
     finally:
-        asyncio.run_coroutine_threadsafe(stop(), loop).result(TIMEOUT_S)
+        asyncio.run_coroutine_threadsafe(_stop_all(stop), loop).result(TIMEOUT_S)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(TIMEOUT_S)
         loop.close()

@@ -108,6 +108,15 @@ def test_log_in_submit_follow_the_board_and_open_a_game(
     status = page.get_attribute('tr[data-bot="simple"]', "data-status")
     assert status in (("validating", "active") if sandbox.support().ok else ("failed",))
 
+    page.click('tr[data-bot="simple"] td.name a')
+    page.wait_for_selector("#bot-name", timeout=WAIT_MS)
+    if page.get_attribute("#bot-name", "data-status") == "validating":
+        # its page reloads itself when the validation games are over
+        page.wait_for_selector('#bot-name[data-status="active"]', timeout=WAIT_MS)
+        assert page.query_selector("#games a.viewer-link")  # its validation games
+    assert page.is_visible("#build-log-1")  # alice's own build log
+
+    page.goto(address)
     page.click('tr[data-bot="greedy"] td.name a')
     deadline = time.monotonic() + WAIT_MS / 1000
     while not page.query_selector("#games a.viewer-link"):  # the bot page is not live

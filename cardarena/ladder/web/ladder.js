@@ -93,8 +93,31 @@
     setTimeout(refreshBoard, REFRESH_MS);
   }
 
+  /* A bot's page: reloaded when the bot's status changes (a build ends, a validation
+     passes), so that its build log and games appear without the person asking. */
+  async function watchBot(name, shown) {
+    try {
+      const answer = await fetch("/api/bots/" + encodeURIComponent(name),
+                                 { headers: { Accept: "application/json" } });
+      if (answer.ok) {
+        const data = await answer.json();
+        if (data.status !== shown) {
+          window.location.reload();
+          return;
+        }
+      }
+    } catch (error) {
+      /* the ladder is restarting: try again */
+    }
+    setTimeout(() => watchBot(name, shown), REFRESH_MS);
+  }
+
   function start() {
     if ($("board-rows")) setTimeout(refreshBoard, REFRESH_MS);
+    const bot = $("bot-name");
+    if (bot && bot.dataset.status) {
+      setTimeout(() => watchBot(bot.dataset.bot, bot.dataset.status), REFRESH_MS);
+    }
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
