@@ -165,6 +165,10 @@ def test_the_build_log_and_stderr_are_the_owners_only(ladder: Ladder) -> None:
     assert "alpha thinks: go face \\u003cb\\u003enow" in mine  # escaped into the page's JSON
     owner_page = request(ladder, "GET", "/bots/alpha", headers={"Cookie": cookie}).text
     assert "compiling alpha... &lt;script&gt;alert(&#39;build&#39;)&lt;/script&gt;" in owner_page
+    bob, _csrf = log_in(ladder, "bob")  # logged in, but not alpha's owner
+    assert "compiling alpha" not in request(ladder, "GET", "/bots/alpha",
+                                            headers={"Cookie": bob}).text  # fmt: skip
+    assert "go face" not in request(ladder, "GET", f"/games/{game}", headers={"Cookie": bob}).text
 
 
 def test_tokens_bad_or_missing(ladder: Ladder) -> None:
