@@ -140,11 +140,10 @@ CREATE TABLE games (
     queued_at REAL NOT NULL,
     finished_at REAL
 );
-CREATE INDEX games_waiting ON games(state, priority, id) WHERE state != 'done';
+CREATE INDEX games_state ON games(state, priority, id);
 CREATE INDEX games_first ON games(first, id);
 CREATE INDEX games_second ON games(second, id);
 CREATE INDEX games_pair ON games(pair);
-CREATE INDEX games_done ON games(finished_at) WHERE state = 'done';
 CREATE TABLE ratings (
     id INTEGER PRIMARY KEY,
     version INTEGER NOT NULL REFERENCES versions(id),
@@ -153,8 +152,19 @@ CREATE TABLE ratings (
     sigma REAL NOT NULL
 );
 CREATE INDEX ratings_version ON ratings(version, id);
+CREATE TABLE results (
+    version INTEGER NOT NULL REFERENCES versions(id),
+    opponent INTEGER NOT NULL REFERENCES versions(id),
+    wins INTEGER NOT NULL DEFAULT 0,
+    draws INTEGER NOT NULL DEFAULT 0,
+    losses INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (version, opponent)
+) WITHOUT ROWID;
+CREATE INDEX games_errors ON games(error_kind) WHERE error_kind IS NOT NULL;
 """
-_OUR_TABLES = frozenset(("meta", "settings", "users", "bots", "versions", "games", "ratings"))
+_OUR_TABLES = frozenset(
+    ("meta", "settings", "users", "bots", "versions", "games", "ratings", "results")
+)
 SETTINGS = ("paused", "frozen")
 """The organiser's switches: ``paused`` (no new game starts), ``frozen`` (no submission)."""
 
@@ -797,7 +807,9 @@ class LadderStore:
     def in_flight(self) -> dict[int, int]:
         """Games queued or leased per version."""
         counts: dict[int, int] = {}
-        for a, b in self.db.execute("SELECT first, second FROM games WHERE state != 'done'"):
+        for a, b in self.db.execute(
+            "SELECT first, second FROM games WHERE state IN ('queued', 'leased')"
+        ):
             for version in (a, b):
                 if version is not None:
                     counts[int(version)] = counts.get(int(version), 0) + 1
@@ -950,6 +962,12 @@ class LadderStore:
                 "INSERT INTO ratings (version, game, mu, sigma) VALUES (?, ?, ?, ?)",
                 (version, game, rating.mu, rating.sigma),
             )
+            opponent = second if seat == 0 else first
+            self.db.execute(
+                f"INSERT INTO results (version, opponent, {column}) VALUES (?, ?, 1) "
+                f"ON CONFLICT DO UPDATE SET {column} = {column} + 1",
+                (version, opponent),
+            )
 
     def _charged(self, version: int, where: str, limit: int) -> list[str | None]:
         """The error kind charged to ``version`` in each of its last ``limit`` games matching
@@ -990,8 +1008,8 @@ class LadderStore:
         if status is None or status[0] != "validating":
             return
         left = self.db.execute(
-            "SELECT COUNT(*) FROM games WHERE kind = 'validation' AND state != 'done' "
-            "AND (first = ? OR second = ?)",
+            "SELECT COUNT(*) FROM games WHERE kind = 'validation' AND state IN ('queued', "
+            "'leased') AND (first = ? OR second = ?)",
             (version, version),
         ).fetchone()[0]
         if left:
@@ -1041,26 +1059,37 @@ class LadderStore:
         self, bot: str | None = None, limit: int = 50, offset: int = 0, *, done: bool = True
     ) -> list[GameRow]:
         """Games, newest first (``done``: finished ones only), of one bot if given."""
-        where = ["state = 'done'"] if done else ["1"]
-        args: list[Any] = []
-        if bot is not None:
-            ids = [
-                r[0]
-                for r in self.db.execute(
-                    "SELECT v.id FROM versions v JOIN bots b ON b.id = v.bot WHERE b.name = ?",
-                    (bot,),
-                )
-            ]
-            if not ids:
-                return []
-            marks = ", ".join("?" for _ in ids)
-            where.append(f"(first IN ({marks}) OR second IN ({marks}))")
-            args += ids + ids
+        # "+state": not through the state index, whose order is not the games' (newest
+        # first comes from walking the ids backwards, stopping after ``limit``).
+        done_only = "+state = 'done'" if done else "1"
+        limit, offset = max(0, int(limit)), max(0, int(offset))
+        if bot is None:
+            query = (
+                f"SELECT {self._GAME_COLUMNS} FROM games WHERE {done_only} "
+                "ORDER BY id DESC LIMIT ? OFFSET ?"
+            )
+            rows = self.db.execute(query, (limit, offset))
+            return [self._game_row(r) for r in rows.fetchall()]
+        ids = [
+            int(r[0])
+            for r in self.db.execute(
+                "SELECT v.id FROM versions v JOIN bots b ON b.id = v.bot WHERE b.name = ?",
+                (bot,),
+            )
+        ]
+        if not ids:
+            return []
+        marks = ", ".join(str(version) for version in ids)  # whole numbers from the file
+        seats = [  # each seat through its own index, newest first, enough for the page
+            f"SELECT id FROM (SELECT id FROM games WHERE {column} IN ({marks}) AND "
+            f"{done_only} ORDER BY id DESC LIMIT :wanted)"
+            for column in ("first", "second")
+        ]
         query = (
-            f"SELECT {self._GAME_COLUMNS} FROM games WHERE {' AND '.join(where)} "
-            "ORDER BY id DESC LIMIT ? OFFSET ?"
+            f"SELECT {self._GAME_COLUMNS} FROM games WHERE id IN ({seats[0]} UNION ALL "
+            f"{seats[1]}) ORDER BY id DESC LIMIT :limit OFFSET :offset"
         )
-        rows = self.db.execute(query, (*args, max(0, int(limit)), max(0, int(offset))))
+        rows = self.db.execute(query, {"wanted": limit + offset, "limit": limit, "offset": offset})
         return [self._game_row(r) for r in rows.fetchall()]
 
     @_locked
@@ -1086,21 +1115,15 @@ class LadderStore:
 
     def _score_table(self, versions: Sequence[int]) -> dict[int, tuple[int, int, int]]:
         """(wins, draws, losses) in rated games per opponent version, for these versions."""
-        table: dict[int, list[int]] = {}
-        if not versions:
-            return {}
+        table: dict[int, tuple[int, int, int]] = {}
         marks = ", ".join("?" for _ in versions)
         query = (
-            "SELECT first, second, winner FROM games WHERE rated = 1 AND "
-            f"(first IN ({marks}) OR second IN ({marks}))"
+            "SELECT opponent, SUM(wins), SUM(draws), SUM(losses) FROM results "
+            f"WHERE version IN ({marks}) GROUP BY opponent"
         )
-        mine = set(versions)
-        for first, second, winner in self.db.execute(query, (*versions, *versions)):
-            seat = 0 if first in mine else 1
-            other = second if seat == 0 else first
-            counts = table.setdefault(int(other), [0, 0, 0])
-            counts[0 if winner == seat else 1 if winner is None else 2] += 1
-        return {k: (v[0], v[1], v[2]) for k, v in table.items()}
+        for opponent, wins, draws, losses in self.db.execute(query, tuple(versions)):
+            table[int(opponent)] = (int(wins), int(draws), int(losses))
+        return table
 
     @_locked
     def leaderboard(self) -> list[BoardRow]:
@@ -1205,8 +1228,8 @@ class LadderStore:
                 )
             ]
             query = (
-                "SELECT error_kind, COUNT(*) FROM games WHERE state = 'done' AND error_kind "
-                f"IS NOT NULL AND ((first IN ({marks}) AND error_seat = 0) OR "
+                "SELECT error_kind, COUNT(*) FROM games INDEXED BY games_errors WHERE "
+                f"error_kind IS NOT NULL AND ((first IN ({marks}) AND error_seat = 0) OR "
                 f"(second IN ({marks}) AND error_seat = 1)) GROUP BY error_kind"
             )
             errors = {str(k): int(n) for k, n in self.db.execute(query, (*ids, *ids))}
