@@ -71,6 +71,8 @@ MAX_REFEREE_ATTEMPTS = 3
 this many times in all; then it is kept as done, unrated (a bot command that no longer
 starts, say, must not keep a worker busy forever)."""
 DEFAULT_LEASE_S = 900.0
+"""A leased game not finished within this time is queued again (a worker that vanished)."""
+TIMEOUT = "timeout"
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -902,8 +904,10 @@ class LadderStore:
         """Record a game's result and move the ratings, in one transaction.
 
         Returns False (and changes nothing) if the game is already done: a result that
-        comes twice counts once. A game the platform failed (error kind ``referee``) is
-        queued again, unrated, up to :data:`MAX_REFEREE_ATTEMPTS` times.
+        comes twice counts once. A game that says nothing of the bots (the platform failed
+        it: error kind ``referee``; or a bot timed out while the machine was measured starving
+        it of CPU, ``overloaded``) is queued again, unrated, up to
+        :data:`MAX_REFEREE_ATTEMPTS` times; after that it is kept, unrated.
         """
         now = self._clock()
         with self.transaction():
@@ -915,14 +919,17 @@ class LadderStore:
             kind, first, second, state, attempts = row
             if state == "done":
                 return False
-            if record.error_kind == REFEREE and int(attempts) < MAX_REFEREE_ATTEMPTS:
+            not_the_bots = record.error_kind == REFEREE or (
+                record.error_kind == TIMEOUT and record.overloaded is True
+            )
+            if not_the_bots and int(attempts) < MAX_REFEREE_ATTEMPTS:
                 self.db.execute(
                     "UPDATE games SET state = 'queued', lease_owner = NULL, lease_expires = NULL, "
                     "detail = ? WHERE id = ?",
                     (record.detail, game),
                 )
                 return True
-            rated = kind == "rated" and record.error_kind != REFEREE and None not in (first, second)
+            rated = kind == "rated" and not not_the_bots and None not in (first, second)
             self.db.execute(
                 "UPDATE games SET state = 'done', lease_owner = NULL, lease_expires = NULL, "
                 "winner = ?, result = ?, end_reason = ?, error_seat = ?, error_kind = ?, "
