@@ -446,6 +446,11 @@ class LadderStore:
         }
         if not tables:
             return False
+        if not tables >= _OUR_TABLES and {"meta", "versions", "games"} <= tables:
+            raise StoreError(
+                f"{self.path} is a ladder database of another version of cardarena (schema "
+                f"{SCHEMA_VERSION} has other tables)"
+            )
         if not tables >= _OUR_TABLES:
             raise StoreError(
                 f"{self.path} is not a ladder database (its tables: {', '.join(sorted(tables))})"

@@ -95,7 +95,8 @@ class Builder:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
-        self._thread.join(STOP_WAIT_S)
+        if self._thread.ident is not None:  # started
+            self._thread.join(STOP_WAIT_S)
 
     def _run(self) -> None:
         while not self._stop.is_set():
