@@ -666,6 +666,37 @@ class LadderStore:
             self._refresh_bot(self._bot_of(version))
 
     @_locked
+    def missing_builds(self) -> list[tuple[int, str, str, bytes]]:
+        """(version id, language, filename, archive) of every built version that may still
+        play and whose built folder is gone (a database restored from a backup, or moved):
+        built again before any game, or each game would be a crash."""
+        rows = self.db.execute(
+            "SELECT id, language, filename, archive, folder FROM versions WHERE folder IS NOT "
+            "NULL AND status IN ('validating', 'active', 'disabled') ORDER BY id"
+        ).fetchall()
+        return [
+            (int(i), str(lang), str(f), bytes(a))
+            for i, lang, f, a, folder in rows
+            if not os.path.isdir(folder)
+        ]
+
+    @_locked
+    def record_rebuild(
+        self, version: int, ok: bool, log: str, command: str | None, folder: str | None
+    ) -> None:
+        """A missing build was made again: the version keeps its status and rating (only
+        where it runs from changes); one that no longer builds is ``failed``."""
+        with self.transaction():
+            if ok and command:
+                self.db.execute(
+                    "UPDATE versions SET command = ?, folder = ? WHERE id = ?",
+                    (command, folder, version),
+                )
+                return
+            self.db.execute("UPDATE versions SET build_log = ? WHERE id = ?", (log, version))
+            self._set_status(version, "failed", "its build was lost and it no longer builds")
+
+    @_locked
     def set_status(self, version: int, status: str, reason: str | None = None) -> None:
         """Change a version's status (the organiser: disable, retire, enable again)."""
         if status not in BOT_STATUSES:
@@ -890,6 +921,13 @@ class LadderStore:
         """Queue again the leased games whose lease has expired (``every``: all of them, as
         the server does when it starts: nothing it leased before is still being played).
         Returns how many."""
+        if not every:  # the scheduler asks before every game: no write lock for nothing
+            expired = self.db.execute(
+                "SELECT 1 FROM games WHERE state = 'leased' AND lease_expires < ? LIMIT 1",
+                (self._clock(),),
+            ).fetchone()
+            if expired is None:
+                return 0
         with self.transaction():
             if every:
                 cursor = self.db.execute(

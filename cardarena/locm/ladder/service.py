@@ -113,8 +113,23 @@ class Builder:
                         self.store.record_build(version, False, why + "\n", None, None)
             self._wake.wait(BUILD_POLL_S)
 
-    def build_one(self, version: int, language_name: str, filename: str, archive: bytes) -> None:
-        """Unpack and build one submission; record its result (``validating`` or ``failed``)."""
+    def rebuild_missing(self) -> int:
+        """Build again, now, every version whose built folder is gone (a restored backup: the
+        database holds every submission); how many."""
+        missing = self.store.missing_builds()
+        if missing:
+            print(f"locm: ladder: building again {len(missing)} bot version(s) whose built "
+                  f"folder is missing from {self.folder}", file=sys.stderr, flush=True)  # fmt: skip
+        for version, language, filename, archive in missing:
+            self.build_one(version, language, filename, archive, again=True)
+        return len(missing)
+
+    def build_one(
+        self, version: int, language_name: str, filename: str, archive: bytes, again: bool = False
+    ) -> None:
+        """Unpack and build one submission; record its result (``validating`` or ``failed``;
+        ``again``: a lost build made again, the version keeps its status)."""
+        record = self.store.record_rebuild if again else self.store.record_build
         from ...ladder.uploads import UploadError, unpack
         from .build import build
 
@@ -122,7 +137,7 @@ class Builder:
         if language is None:
             known = ", ".join(sorted(self.languages))
             log = f"this ladder builds no language {language_name!r} (it builds: {known})\n"
-            self.store.record_build(version, False, log, None, None)
+            record(version, False, log, None, None)
             return
         place = self.folder / str(version)
         shutil.rmtree(place, ignore_errors=True)  # a build a stopped server left half done
@@ -131,13 +146,13 @@ class Builder:
         try:
             unpack(archive, filename, source)
         except UploadError as error:
-            self.store.record_build(version, False, f"{error}\n", None, None)
+            record(version, False, f"{error}\n", None, None)
             return
         try:
             result = build(source, language, out, allow_unsandboxed=self.allow_unsandboxed)
         finally:
             shutil.rmtree(source, ignore_errors=True)  # the archive stays in the database
-        self.store.record_build(version, result.ok, result.log, result.command, str(out))
+        record(version, result.ok, result.log, result.command, str(out))
 
 
 class WebThread:
@@ -276,6 +291,7 @@ def serve(
                               allowed_hosts)  # fmt: skip
             bound = web_thread.start()
             print(base_address(host, bound), flush=True)
+        builder.rebuild_missing()  # before any game: each would be a crash
         builder.start()
         print(
             f"locm: ladder {db}: LOCM {version}, {workers} worker(s); {recovered} game(s) the "
