@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..pages import render
 from ..tournaments.store import StoreError
 from .store import User
+from .uploads import UploadLimits, unpack
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -139,7 +140,7 @@ class LadderHooks:
     """The ladder's name on its pages (``LOCM 1.5 ladder``)."""
     languages: tuple[str, ...] = ()
     """The languages a submission may be written in (none given: any name is passed on)."""
-    max_upload_bytes: int = 1 << 20
+    max_upload_bytes: int = UploadLimits.upload_bytes
     """A submission's file at most (the whole request may add MAX_FIELD_BYTES per field)."""
     viewer_page: Callable[[Mapping[str, Any], frozenset[int], str], str] = _no_viewer
     """(log, seats whose stderr is hidden, address back) -> the game's viewer page."""
@@ -414,6 +415,17 @@ async def _read_part(part: Any, cap: int, too_large: str) -> bytes:
     return part.decode(data) if encoding else data
 
 
+def check_upload(data: bytes, filename: str) -> None:
+    """UploadError (one line) for an upload that the build would refuse to unpack: an archive
+    that is not one, a name that climbs out, a bomb, a binary where a source file goes."""
+    import tempfile
+    from pathlib import Path
+
+    limits = UploadLimits(upload_bytes=max(len(data), 1))  # the server's cap was applied
+    with tempfile.TemporaryDirectory(prefix="ladder-upload-") as folder:
+        unpack(data, filename, Path(folder) / "upload", limits)
+
+
 def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
              middlewares: Sequence[Any] = ()) -> web.Application:  # fmt: skip
     """The aiohttp application of a ladder over ``data``; ``middlewares`` (the connection
@@ -517,7 +529,7 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
         bot = owner_view(bot_or_404(name), viewer)
         recent = data.games(name, MAX_PAGE, 0)
         bot.setdefault("head_to_head", head_to_head(name, recent))
-        bot["games_recent"] = recent
+        bot["recent_games"] = recent
         return bot
 
     async def api_bot(request: web.Request) -> web.Response:
@@ -572,6 +584,11 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
             raise Refused(400, f"unknown language {language!r}: this ladder takes "
                           f"{', '.join(hooks.languages)}")  # fmt: skip
         new_bot = fields.get("new_bot", "").strip().lower() in ("1", "true", "yes", "on")
+        loop = asyncio.get_running_loop()
+        try:  # a broken archive is refused now, with its reason, not at the build
+            await loop.run_in_executor(None, check_upload, upload.data, upload.filename)
+        except ValueError as error:
+            raise Refused(400, str(error)) from None
         try:
             answer = data.submit(user, name, language, new_bot, upload.filename, upload.data)
         except ValueError as error:

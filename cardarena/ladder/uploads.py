@@ -216,17 +216,18 @@ def _zip_entries(data: bytes, filename: str, limits: UploadLimits) -> Iterator[_
         for info in members:
             # orig_filename: the name as stored (zipfile cuts a name at its first NUL).
             parts = checked_parts(info.orig_filename, limits)
+            shown = "/".join(parts)
             mode = info.external_attr >> 16
             kind = stat.S_IFMT(mode)
             if info.is_dir() or kind == stat.S_IFDIR:
                 yield _Entry(parts, None)
                 continue
-            _refuse_kind(kind, info.orig_filename)
+            _refuse_kind(kind, shown)
             if info.flag_bits & 0x1:
-                raise UploadError(f"archive member {info.orig_filename!r} is encrypted")
+                raise UploadError(f"archive member {shown!r} is encrypted")
             if info.file_size > limits.file_bytes:  # a quick refusal; the real count is below
                 raise UploadError(
-                    f"archive member {info.orig_filename!r} is over the "
+                    f"archive member {shown!r} is over the "
                     f"{_mb(limits.file_bytes)} limit for one file"
                 )
             try:
@@ -240,7 +241,7 @@ def _zip_entries(data: bytes, filename: str, limits: UploadLimits) -> Iterator[_
                 OSError,
             ) as error:
                 raise UploadError(
-                    f"archive member {info.orig_filename!r} cannot be read: {_one_line(error)}"
+                    f"archive member {shown!r} cannot be read: {_one_line(error)}"
                 ) from None
 
 
@@ -302,22 +303,23 @@ def _tar_entries(source: BinaryIO, filename: str, limits: UploadLimits) -> Itera
                 if member.isdir() and member.name.strip("/") in ("", "."):
                     continue  # the archive's own top folder ("tar -cf x.tgz ." writes ./)
                 parts = checked_parts(member.name, limits)
+                shown = "/".join(parts)
                 if member.isdir():
                     yield _Entry(parts, None)
                     continue
                 if member.issym():
-                    raise UploadError(f"archive member {member.name!r} is a symlink")
+                    raise UploadError(f"archive member {shown!r} is a symlink")
                 if member.islnk():
-                    raise UploadError(f"archive member {member.name!r} is a hard link")
+                    raise UploadError(f"archive member {shown!r} is a hard link")
                 if member.ischr() or member.isblk():
-                    raise UploadError(f"archive member {member.name!r} is a device file")
+                    raise UploadError(f"archive member {shown!r} is a device file")
                 if member.isfifo():
-                    raise UploadError(f"archive member {member.name!r} is a FIFO")
+                    raise UploadError(f"archive member {shown!r} is a FIFO")
                 if not member.isreg() or member.issparse():
-                    raise UploadError(f"archive member {member.name!r} is not a regular file")
+                    raise UploadError(f"archive member {shown!r} is not a regular file")
                 if member.size > limits.file_bytes:
                     raise UploadError(
-                        f"archive member {member.name!r} is over the "
+                        f"archive member {shown!r} is over the "
                         f"{_mb(limits.file_bytes)} limit for one file"
                     )
                 contents = archive.extractfile(member)

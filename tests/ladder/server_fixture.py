@@ -86,21 +86,26 @@ def bearer(ladder: Ladder, user: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {ladder.tokens[user]}"}
 
 
-def _played_log(seed: int) -> bytes:
-    """The compressed log of a real LOCM 1.5 game between two built-in agents, with a line
-    of stderr from seat 0 (the built-ins print none)."""
+def _played_log(seed: int) -> dict[str, Any]:
+    """The log of a real LOCM 1.5 game between two built-in agents."""
     spec = GameSpec("greedy", "random", 0, seed)
     task = LocmGameTask(spec, ("builtin:greedy", "builtin:random"),
                         resolve_parameters("1.5", {"seed": str(seed)}), 4, 1.0)  # fmt: skip
     record = play_scheduled_game(task)
     assert record.log is not None
-    log = json.loads(zlib.decompress(record.log))
-    log["errors"]["0"][1] = SECRET_STDERR
-    return compress_log(log)
+    return dict(json.loads(zlib.decompress(record.log)))
+
+
+def _with_stderr(log: dict[str, Any], seat: int) -> bytes:
+    """``log`` compressed, with a line of stderr from ``seat`` (the built-ins print none)."""
+    errors = {**log["errors"], str(seat): list(log["errors"][str(seat)])}
+    errors[str(seat)][1] = SECRET_STDERR
+    return compress_log({**log, "errors": errors})
 
 
 def fill(store: LadderStore) -> Ladder:
-    """Three people (one organiser), two active bots and two pairs of rated games."""
+    """Three people (one organiser), two active bots and two pairs of rated games (alpha
+    wins each, and prints a line on stderr)."""
     tokens = {name: store.add_user(name, name == "olga") for name in ("alice", "bob", "olga")}
     users = {name: store.user_for_token(token) for name, token in tokens.items()}
     versions = {}
@@ -119,8 +124,9 @@ def fill(store: LadderStore) -> Ladder:
         for _seat in range(2):
             leased = store.lease("test")
             assert leased is not None
-            record = _record(leased.id, seed, winner=0 if leased.first.startswith("alpha") else 1)
-            store.finish(leased.id, dataclasses.replace(record, log=log))
+            alpha = 0 if leased.first.startswith("alpha.") else 1
+            record = _record(leased.id, seed, winner=alpha)
+            store.finish(leased.id, dataclasses.replace(record, log=_with_stderr(log, alpha)))
             games.append(leased.id)
     return Ladder("", store, tokens, {k: v for k, v in users.items() if v}, versions, games)
 

@@ -304,3 +304,9 @@ def test_a_failed_build_is_on_the_board_with_its_reason(ladder: Ladder) -> None:
                if r["name"] == "eta")  # fmt: skip
     assert row["status"] == "failed" and row["reason"] == "the build failed"
     assert row["rank"] is None
+
+
+def test_a_broken_archive_is_refused_with_its_reason(ladder: Ladder) -> None:
+    status, answer = upload(ladder, "alice", "broken", b"PK\x03\x04 not really a zip")
+    assert status == 400 and "archive" in answer["error"], answer
+    assert ladder.store.bot("broken") is None

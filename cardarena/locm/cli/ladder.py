@@ -49,17 +49,23 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 def _cmd_user_add(args: argparse.Namespace) -> int:
     from ...ladder.store import LadderStore
 
-    store = LadderStore(args.db)
-    try:
+    with LadderStore(args.db) as store:
         token = store.add_user(args.name, args.organiser)
-    finally:
-        close = getattr(store, "close", None)
-        if close is not None:
-            close()
     print(token)
     role = "organiser" if args.organiser else "participant"
     print(f"locm: {role} {shown(args.name)!r} added to {args.db}; the line above is their "
           "token: it is shown once (only its hash is stored)", file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def _cmd_user_token(args: argparse.Namespace) -> int:
+    from ...ladder.store import LadderStore
+
+    with LadderStore(args.db, create=False) as store:
+        token = store.new_token(args.name)
+    print(token)
+    print(f"locm: {shown(args.name)!r} has a new token (the line above); the old one no longer "
+          "works", file=sys.stderr)  # fmt: skip
     return 0
 
 
@@ -189,7 +195,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     add_http_options(serve)
     serve.set_defaults(run=_cmd_serve)
 
-    user = actions.add_parser("user", help="participants: user add NAME prints a token")
+    user = actions.add_parser(
+        "user", help="participants: user add NAME prints a token; user token NAME a new one"
+    )
     user_actions = user.add_subparsers(dest="user_command", metavar="COMMAND",
                                        parser_class=type(ladder))  # fmt: skip
     user.set_defaults(run=None)
@@ -207,6 +215,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         help="may pause the ladder, freeze submissions, disable or retire bots",
     )  # fmt: skip
     add.set_defaults(run=_cmd_user_add)
+    renew = user_actions.add_parser(
+        "token",
+        help="give a participant a new token (a lost or leaked one stops working)",
+        description="Replace a participant's token and print the new one on standard output.",
+    )
+    renew.add_argument("name", help="the participant's name")
+    renew.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file (default {DEFAULT_DB})")
+    renew.set_defaults(run=_cmd_user_token)
 
     submit = actions.add_parser(
         "submit",

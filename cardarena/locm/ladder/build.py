@@ -204,7 +204,8 @@ def _log_text(log: bytes, cut: bool) -> str:
 def _run(script: str, cwd: Path, env: dict[str, str], limits: BuildLimits, sandboxed: bool) -> _Run:
     """Run the build script (in the sandbox if ``sandboxed``) in its own cgroup, read its
     archive (stdout) and log (stderr), and stop it at the limits."""
-    cpu = f"--cpu={math.ceil(limits.cpu_s)}"
+    # SIGXCPU (the build is told) at the limit, SIGKILL a second later.
+    cpu = f"--cpu={math.ceil(limits.cpu_s)}:{math.ceil(limits.cpu_s) + 1}"
     fd: int | None = None
     if sandboxed:
         box = sandbox.Limits(file_size_bytes=limits.output_bytes, tmp_bytes=limits.output_bytes)
@@ -258,8 +259,7 @@ def _watch(
             if left <= 0:
                 stopped = f"over the {limits.wall_s:g} s wall-clock limit"
                 break
-            cpu_ns = group.cpu_ns() if group is not None else None
-            if cpu_ns is not None and cpu_ns > limits.cpu_s * 1e9:
+            if _cpu_s(group) > limits.cpu_s:
                 stopped = f"over the {limits.cpu_s:g} s CPU-time limit"
                 break
             for key, _events in selector.select(min(left, POLL_S)):
@@ -290,11 +290,22 @@ def _watch(
     else:
         status = None
     memory = group.memory if group is not None else None
-    if status is not None and status != 0 and memory is not None and memory.oom_kills() > 0:
-        stopped = f"out of memory (over its {limits.memory_mb} MB budget)"
-    elif status is not None and status < 0 and -status in (signal.SIGXCPU, signal.SIGKILL):
-        stopped = stopped or f"killed by signal {-status} (CPU-time limit {limits.cpu_s:g} s?)"
+    if status:
+        # Killed by a signal: the sandbox reports it as 128 + its number.
+        signalled = -status if status < 0 else status - 128 if status > 128 else 0
+        if memory is not None and memory.oom_kills() > 0:
+            stopped = f"out of memory (over its {limits.memory_mb} MB budget)"
+        elif signalled == signal.SIGXCPU or _cpu_s(group) >= limits.cpu_s:
+            stopped = f"over the {limits.cpu_s:g} s CPU-time limit"
+        elif signalled == signal.SIGXFSZ:
+            stopped = f"a file over the {limits.output_bytes >> 20} MB limit"
     return _Run(status, bytes(archive), bytes(log), log_cut, stopped)
+
+
+def _cpu_s(group: cgroups.BotCgroup | None) -> float:
+    """CPU seconds of the whole build so far (0 where there is no cgroup to tell)."""
+    cpu_ns = group.cpu_ns() if group is not None else None
+    return (cpu_ns or 0) / 1e9
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...ladder.server import LadderHooks
+from ...ladder.uploads import UploadLimits
 from ..viewer.page import viewer_html
 
 HIDDEN_NOTE = "(hidden: only the owner of this bot sees its stderr)\n"
@@ -40,7 +41,7 @@ def viewer_page(log: Mapping[str, Any], hidden: frozenset[int], back: str) -> st
 def locm_hooks(
     version: str,
     languages: tuple[str, ...] = (),
-    max_upload_bytes: int = 1 << 20,
+    max_upload_bytes: int = UploadLimits.upload_bytes,
     submitted: Callable[[dict[str, Any]], None] | None = None,
     changed: Callable[[], None] | None = None,
 ) -> LadderHooks:
