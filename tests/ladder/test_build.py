@@ -135,8 +135,9 @@ def test_a_python_bot_uploaded_as_one_file(work: Path) -> None:
 
 def test_a_c_bot_uploaded_as_a_zip_of_a_folder_compiles_every_c_file(work: Path) -> None:
     need("gcc")
+    # A file named like an option is still a file to the compiler.
     data = zipped({"bot/main.c": C_MAIN, "bot/answer.h": b"const char *answer(void);\n",
-                   "bot/answer.c": b'const char *answer(void) { return "PASS"; }\n'})  # fmt: skip
+                   "bot/-answer.c": b'const char *answer(void) { return "PASS"; }\n'})  # fmt: skip
     result, out = submit(work / "c", data, "bot.zip", LANGUAGES["c"])
     assert result.ok, result.log
     assert result.command == f"{out}/bot"
