@@ -225,6 +225,7 @@ def _run(script: str, cwd: Path, env: dict[str, str], limits: BuildLimits, sandb
             cgroups.launcher(group, argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
             pass_fds=() if fd is None else (fd,),
+            umask=0o022,  # the sandbox's /etc/passwd readable whatever the server's umask
         )  # fmt: skip
     except OSError as error:
         if group is not None:
