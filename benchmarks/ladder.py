@@ -17,7 +17,13 @@ neighbours); bots 1-2, 6-7 and 11-12 share an owner, so they never meet. Per see
   interval its true Elo (centred like the fit's), and the interval of each difference
   between neighbours in the true order that difference.
 
-The figures are the median (order) and the mean (coverage) over ``--seeds`` seeds.
+And a new version: after ``--settle`` games per bot, the weakest bot submits a new
+version (``new_version``: its mu kept, its sigma reset, a newcomer again) that truly sits
+halfway between the 3rd and the 4th best; the figures are its games until its place on
+each board is right the first time, and for good (until it has played ``--horizon``).
+
+The figures are the median (order, places) and the mean (coverage) over ``--seeds``
+seeds; a run that never got there counts as later than every other.
 Pure Python, one core; the CPU and load are printed with them.
 """
 
@@ -34,6 +40,7 @@ from statistics import NormalDist
 
 from cardarena.ladder.matchmaking import Entrant, choose_pairing
 from cardarena.ladder.ratings import DRIFT, INITIAL, after_game, conservative, fit_games
+from cardarena.ladder.ratings import new_version as ratings_new_version
 from cardarena.machine import describe, load_average, machine, run_script
 
 CHECKPOINTS = (10, 20, 50, 100, 200, 500, 1000)
@@ -107,58 +114,131 @@ class Setting:
     fit_every: int
 
 
-def simulate(seed: int, setting: Setting) -> Run:
-    rng = random.Random(seed)
-    bots = setting.bots
-    truth_elo = [setting.spread * i / (bots - 1) for i in range(bots)]
-    truth = sorted(range(bots), key=lambda i: -truth_elo[i])
-    names = [str(i) for i in range(bots)]
-    owner = list(range(bots))
-    for a, b in SHARED_OWNERS:
-        if b < bots:
-            owner[b] = owner[a]
-    entrants = {i: Entrant(i, owner[i], INITIAL, 0, 0.0, 0) for i in range(bots)}
-    in_flight: list[tuple[int, int]] = []
-    results: list[tuple[str, str, float]] = []
-    played = clock = 0
-    online, fitted = Board(), Board()
-    while played < setting.games_per_bot * bots:
-        while len(in_flight) < setting.workers:
-            pair = choose_pairing(list(entrants.values()), rng)
+class Ladder:
+    """The ladder's loop over simulated bots: matchmaking, games, online ratings."""
+
+    def __init__(self, seed: int, setting: Setting) -> None:
+        self.rng = random.Random(seed)
+        self.setting = setting
+        bots = setting.bots
+        self.truth_elo = [setting.spread * i / (bots - 1) for i in range(bots)]
+        owner = list(range(bots))
+        for a, b in SHARED_OWNERS:
+            if b < bots:
+                owner[b] = owner[a]
+        self.entrants = {i: Entrant(i, owner[i], INITIAL, 0, 0.0, 0) for i in range(bots)}
+        self.names = [str(i) for i in range(bots)]
+        """Each bot's current version's name in :attr:`results`."""
+        self.retired: list[str] = []
+        self.in_flight: list[tuple[int, int]] = []
+        self.results: list[tuple[str, str, float]] = []
+        self.played = 0
+        """Games times bots: two per game."""
+
+    def truth(self) -> list[int]:
+        return sorted(self.entrants, key=lambda i: -self.truth_elo[i])
+
+    def play_pair(self) -> None:
+        """Fill the workers, then finish one pair (a random one of those in flight)."""
+        entrants = self.entrants
+        while len(self.in_flight) < self.setting.workers:
+            pair = choose_pairing(list(entrants.values()), self.rng)
             if pair is None:
                 break
-            in_flight.append(pair)
+            self.in_flight.append(pair)
             for bot in pair:
                 entrants[bot] = replace(entrants[bot], in_flight=entrants[bot].in_flight + 2)
-        a, b = in_flight.pop(rng.randrange(len(in_flight)))
-        clock += 1
+        a, b = self.in_flight.pop(self.rng.randrange(len(self.in_flight)))
         for first, second in ((a, b), (b, a)):  # one seed, seats swapped
-            score = game(rng, truth_elo[first], truth_elo[second], setting.seat)
+            score = game(self.rng, self.truth_elo[first], self.truth_elo[second],
+                         self.setting.seat)  # fmt: skip
             new_first, new_second = after_game(
-                entrants[first].rating, entrants[second].rating, score, tau=setting.tau
+                entrants[first].rating, entrants[second].rating, score, tau=self.setting.tau
             )
             entrants[first] = replace(entrants[first], rating=new_first)
             entrants[second] = replace(entrants[second], rating=new_second)
-            results.append((str(first), str(second), score))
+            self.results.append((self.names[first], self.names[second], score))
+        self.played += 4
         for bot in (a, b):
             e = entrants[bot]
             entrants[bot] = replace(e, games=e.games + 2, in_flight=e.in_flight - 2,
-                                    last_played=clock)  # fmt: skip
-        before, played = played, played + 4  # two games, two bots each
+                                    last_played=self.played)  # fmt: skip
+
+    def online_order(self) -> list[int]:
+        return sorted(self.entrants, key=lambda i: -conservative(self.entrants[i].rating))
+
+    def fitted_order(self) -> list[int]:
+        """The fit over every game, retired versions' too; the current versions' order."""
+        bot_of = {name: i for i, name in enumerate(self.names)}
+        order = fit_games(self.names + self.retired, self.results).order
+        return [bot_of[name] for name in order if name in bot_of]
+
+    def new_version(self, bot: int, elo: float) -> None:
+        """``bot`` submits a new version of true Elo ``elo`` (its games in flight finish as
+        the old version's, here: as the new one's, a simplification)."""
+        self.retired.append(self.names[bot])
+        self.names[bot] = f"{bot}v{len(self.retired) + 1}"
+        self.truth_elo[bot] = elo
+        e = self.entrants[bot]
+        self.entrants[bot] = replace(e, rating=ratings_new_version(e.rating), games=0)
+
+
+def simulate(seed: int, setting: Setting) -> Run:
+    ladder = Ladder(seed, setting)
+    bots = setting.bots
+    truth = ladder.truth()
+    online, fitted = Board(), Board()
+    while ladder.played < setting.games_per_bot * bots:
+        before = ladder.played
+        ladder.play_pair()
+        played = ladder.played
         per_bot = played / bots
-        board = sorted(range(bots), key=lambda i: -conservative(entrants[i].rating))
+        board = ladder.online_order()
         online.look(board, truth, per_bot)
         fit_now = before // (setting.fit_every * bots) < played // (setting.fit_every * bots)
         checkpoints = [c for c in CHECKPOINTS if before < c * bots <= played]
         fit_order: list[int] = []
         if fit_now or checkpoints or played >= setting.games_per_bot * bots:
-            fit_order = [int(name) for name in fit_games(names, results).order]
+            fit_order = ladder.fitted_order()
             fitted.look(fit_order, truth, per_bot)
         for checkpoint in checkpoints:
             online.kendall[checkpoint] = kendall_tau(board, truth)
             fitted.kendall[checkpoint] = kendall_tau(fit_order, truth)
-    bot_coverage, neighbour_coverage = coverage(results, truth_elo, truth)
+    bot_coverage, neighbour_coverage = coverage(ladder.results, ladder.truth_elo, truth)
     return Run(online, fitted, bot_coverage, neighbour_coverage)
+
+
+PLACEMENTS = ("online exact", "online within 1", "fitted exact", "fitted within 1")
+"""A board, and how far from its true place the new version may be."""
+
+
+def placement(seed: int, setting: Setting, settle: int, horizon: int) -> dict[str, Board]:
+    """The weakest bot, after ``settle`` games per bot, submits a new version that truly
+    sits halfway between the 3rd and the 4th best bots: for each of :data:`PLACEMENTS`,
+    the new version's games until its place (how many bots are above it) is right, and
+    from when on it stays right until it has played ``horizon`` games."""
+    ladder = Ladder(seed, setting)
+    bots = setting.bots
+    while ladder.played < settle * bots:
+        ladder.play_pair()
+    gap = setting.spread / (bots - 1)
+    ladder.new_version(0, setting.spread - 2.5 * gap)
+    truth_place = ladder.truth().index(0)
+    found = {name: Board() for name in PLACEMENTS}
+    games = 0
+    while games < horizon:
+        ladder.play_pair()
+        if ladder.entrants[0].games == games:
+            continue
+        games = ladder.entrants[0].games
+        orders = {"online": ladder.online_order(), "fitted": ladder.fitted_order()}
+        for name in PLACEMENTS:
+            board, tolerance = name.split(" ", 1)
+            off = abs(orders[board].index(0) - truth_place)
+            right = off == 0 if tolerance == "exact" else off <= 1
+            # Board.look compares orders: give it one that matches exactly when right.
+            found[name].look([0] if right else [], [0], games)
+    return found
 
 
 def coverage(
@@ -212,6 +292,9 @@ def main() -> None:
     parser.add_argument("--seat", type=float, default=30.0, help="the first seat's worth, Elo")
     parser.add_argument("--tau", type=float, default=DRIFT, help="the online ratings' drift")
     parser.add_argument("--fit-every", type=int, default=5, help="games per bot between fits")
+    parser.add_argument("--settle", type=int, default=200,
+                        help="games per bot before the new version arrives")  # fmt: skip
+    parser.add_argument("--horizon", type=int, default=300, help="the new version's games")
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -222,6 +305,8 @@ def main() -> None:
     load_before = load_average()
     started = time.process_time()
     runs = [simulate(seed, setting) for seed in range(1, args.seeds + 1)]
+    placements = [placement(seed, setting, args.settle, args.horizon)
+                  for seed in range(1, args.seeds + 1)]  # fmt: skip
     seconds = time.process_time() - started
     result = {
         "bots": args.bots,
@@ -235,6 +320,15 @@ def main() -> None:
         "neighbour_interval_coverage": round(
             statistics.fmean(r.neighbour_coverage for r in runs), 3
         ),
+        "new_version": {
+            name: {
+                "first": _median([p[name].first_exact for p in placements]),
+                "for_good": _median([p[name].exact_since for p in placements]),
+            }
+            for name in PLACEMENTS
+        },
+        "new_version_settle_games_per_bot": args.settle,
+        "new_version_horizon_games": args.horizon,
         "cpu_seconds": round(seconds, 1),
         "machine": machine(load_before),
     }
@@ -254,6 +348,12 @@ def main() -> None:
               f"(in order at the end in {board['exact_at_end']:.0%} of runs)")  # fmt: skip
         taus = ", ".join(f"{c}: {t:.3f}" for c, t in board["kendall_tau"].items())
         print(f"  Kendall tau after N games per bot: {taus}")
+    placed: dict = result["new_version"]  # type: ignore[assignment]
+    print(f"a new version of the weakest bot, truly between the 3rd and the 4th, after "
+          f"{args.settle} games per bot: its games until its place is right")  # fmt: skip
+    for name, games in placed.items():
+        print(f"  {name:<16}: first after {games['first']}, for good (to {args.horizon}) "
+              f"after {games['for_good']}")  # fmt: skip
     print("board_fit's 95% intervals at the end, share covering the truth (nominal 0.95):")
     print(f"  each bot's Elo {result['bot_interval_coverage']:.3f}, "
           f"differences of neighbours {result['neighbour_interval_coverage']:.3f}")  # fmt: skip
