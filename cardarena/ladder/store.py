@@ -392,6 +392,7 @@ class LadderStore:
         self.disable_rule = disable_rule
         self._clock = clock
         self._lock = threading.RLock()
+        self._changes = 0
         self._lock_fd: int | None = None
         self._db: sqlite3.Connection | None = None
         try:
@@ -482,6 +483,7 @@ class LadderStore:
                 self.db.execute("ROLLBACK")
                 raise
             self.db.execute("COMMIT")
+            self._changes += 1
 
     def close(self) -> None:
         with self._lock:
@@ -1212,22 +1214,41 @@ class LadderStore:
     @_locked
     def rated_results(self) -> tuple[list[str], list[tuple[str, str, float]]]:
         """The bots on the board that played, and every rated game between the versions the
-        board shows (first seat's bot, second seat's bot, first seat's score): what the
-        Bradley–Terry fit of the board (``ratings.board_fit``) takes."""
-        shown: dict[int, str] = {}
-        for bot_id, name in self.db.execute("SELECT id, name FROM bots").fetchall():
-            version = self._board_version(int(bot_id))
-            if version is not None:
-                shown[version[0]] = str(name)
-        results = [
-            (shown[a], shown[b], 0.5 if w is None else 1.0 if w == 0 else 0.0)
-            for a, b, w in self.db.execute(
-                "SELECT first, second, winner FROM games WHERE rated = 1"
-            )
-            if a in shown and b in shown
-        ]
+        board shows, as (a bot, another, the first one's score): what the Bradley–Terry fit of
+        the board (``ratings.board_fit``) takes. Read from the head-to-head counts, not game by
+        game (a large ladder's web page must not hold the store for a scan of every game); the
+        seats are not told apart, as the fit does not."""
+        shown = self._shown_versions()
+        results: list[tuple[str, str, float]] = []
+        for version, opponent, wins, draws, losses in self.db.execute(
+            "SELECT version, opponent, wins, draws, losses FROM results WHERE version < opponent"
+        ):
+            if version in shown and opponent in shown:
+                a, b = shown[version], shown[opponent]
+                results += [(a, b, 1.0)] * wins + [(a, b, 0.5)] * draws + [(a, b, 0.0)] * losses
         names = sorted({name for a, b, _s in results for name in (a, b)})
         return names, results
+
+    def _shown_versions(self) -> dict[int, str]:
+        """The version each bot is shown by on the board -> the bot's name."""
+        rows = self.db.execute(
+            "SELECT v.id, b.name FROM bots b JOIN versions v ON v.id = (SELECT id FROM versions "
+            "WHERE bot = b.id ORDER BY status = 'active' DESC, number DESC LIMIT 1)"
+        )
+        return {int(version): str(name) for version, name in rows}
+
+    @_locked
+    def owners(self) -> dict[str, str]:
+        """Bot name -> its owner's name."""
+        rows = self.db.execute("SELECT b.name, u.name FROM bots b JOIN users u ON u.id = b.owner")
+        return {str(bot): str(owner) for bot, owner in rows}
+
+    @_locked
+    def change_mark(self) -> int:
+        """A number that changes whenever this store wrote something (a game finished, a
+        status changed): a page's cache of what it computed from the store (the board's fit)
+        is still good while the mark is the same. One process's own count: it costs nothing."""
+        return self._changes
 
     @_locked
     def set_bot_status(self, name: str, status: str, reason: str | None = None) -> None:

@@ -180,3 +180,4 @@ def check_counts(db: Path) -> None:
     assert history == rated
     wins = rows(db, "SELECT SUM(wins), SUM(losses), SUM(draws) FROM versions")[0]
     assert wins[0] == wins[1] and sum(wins) == sum(rated.values())
+    assert rows(db, "SELECT SUM(wins), SUM(losses), SUM(draws) FROM results") == [wins]

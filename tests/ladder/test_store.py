@@ -149,6 +149,11 @@ def test_a_result_that_comes_twice_counts_once(store: LadderStore) -> None:
     assert (board["b1"].wins, board["b1"].losses, board["b1"].games) == (0, 1, 1)
     assert board["a1"].mu > INITIAL.mu > board["b1"].mu
     assert [row.name for row in store.leaderboard()] == ["a1", "b1"]
+    assert store.rated_results() == (["a1", "b1"], [("a1", "b1", 1.0)])
+    assert store.owners() == {"a1": "alice", "b1": "bob"}
+    mark = store.change_mark()
+    store.set_setting("paused", True)
+    assert store.change_mark() != mark
     page = store.bot("a1")
     assert page is not None and len(page.history) == 1
     assert page.head_to_head[0].opponent == "b1" and page.head_to_head[0].wins == 1
