@@ -95,7 +95,7 @@ LANGUAGES: dict[str, Language] = {
         Language(
             "go", "main.go", ("go", "build", "-o", "{out}/bot", "{files}"), ("{out}/bot",),
             (".go",),
-            env=(("GOTOOLCHAIN", "local"), ("GOPROXY", "off"), ("GOFLAGS", "-mod=mod"),
+            env=(("GOTOOLCHAIN", "local"), ("GOPROXY", "off"),
                  ("GOCACHE", "/tmp/go-cache"), ("GOPATH", "/tmp/go"), ("CGO_ENABLED", "0")),
         ),
     )

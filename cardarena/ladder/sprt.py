@@ -40,6 +40,7 @@ Facts taken from fishtest (the code here is our own):
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from statistics import NormalDist
@@ -238,7 +239,7 @@ def unseparated(
     fitted = fit_games(names, results)
     return [
         (a, b)
-        for a, b in zip(fitted.order, fitted.order[1:], strict=False)
+        for a, b in itertools.pairwise(fitted.order)
         if not fitted.separated(a, b, confidence)
     ]
 

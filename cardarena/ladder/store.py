@@ -71,6 +71,8 @@ MAX_REFEREE_ATTEMPTS = 3
 this many times in all; then it is kept as done, unrated (a bot command that no longer
 starts, say, must not keep a worker busy forever)."""
 DEFAULT_LEASE_S = 900.0
+"""A leased game not finished within this time is queued again (a worker that vanished)."""
+TIMEOUT = "timeout"
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -140,11 +142,10 @@ CREATE TABLE games (
     queued_at REAL NOT NULL,
     finished_at REAL
 );
-CREATE INDEX games_waiting ON games(state, priority, id) WHERE state != 'done';
+CREATE INDEX games_state ON games(state, priority, id);
 CREATE INDEX games_first ON games(first, id);
 CREATE INDEX games_second ON games(second, id);
 CREATE INDEX games_pair ON games(pair);
-CREATE INDEX games_done ON games(finished_at) WHERE state = 'done';
 CREATE TABLE ratings (
     id INTEGER PRIMARY KEY,
     version INTEGER NOT NULL REFERENCES versions(id),
@@ -153,8 +154,19 @@ CREATE TABLE ratings (
     sigma REAL NOT NULL
 );
 CREATE INDEX ratings_version ON ratings(version, id);
+CREATE TABLE results (
+    version INTEGER NOT NULL REFERENCES versions(id),
+    opponent INTEGER NOT NULL REFERENCES versions(id),
+    wins INTEGER NOT NULL DEFAULT 0,
+    draws INTEGER NOT NULL DEFAULT 0,
+    losses INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (version, opponent)
+) WITHOUT ROWID;
+CREATE INDEX games_errors ON games(error_kind) WHERE error_kind IS NOT NULL;
 """
-_OUR_TABLES = frozenset(("meta", "settings", "users", "bots", "versions", "games", "ratings"))
+_OUR_TABLES = frozenset(
+    ("meta", "settings", "users", "bots", "versions", "games", "ratings", "results")
+)
 SETTINGS = ("paused", "frozen")
 """The organiser's switches: ``paused`` (no new game starts), ``frozen`` (no submission)."""
 
@@ -380,6 +392,7 @@ class LadderStore:
         self.disable_rule = disable_rule
         self._clock = clock
         self._lock = threading.RLock()
+        self._changes = 0
         self._lock_fd: int | None = None
         self._db: sqlite3.Connection | None = None
         try:
@@ -434,6 +447,11 @@ class LadderStore:
         }
         if not tables:
             return False
+        if not tables >= _OUR_TABLES and {"meta", "versions", "games"} <= tables:
+            raise StoreError(
+                f"{self.path} is a ladder database of another version of cardarena (schema "
+                f"{SCHEMA_VERSION} has other tables)"
+            )
         if not tables >= _OUR_TABLES:
             raise StoreError(
                 f"{self.path} is not a ladder database (its tables: {', '.join(sorted(tables))})"
@@ -465,6 +483,7 @@ class LadderStore:
                 self.db.execute("ROLLBACK")
                 raise
             self.db.execute("COMMIT")
+            self._changes += 1
 
     def close(self) -> None:
         with self._lock:
@@ -649,6 +668,37 @@ class LadderStore:
             self._refresh_bot(self._bot_of(version))
 
     @_locked
+    def missing_builds(self) -> list[tuple[int, str, str, bytes]]:
+        """(version id, language, filename, archive) of every built version that may still
+        play and whose built folder is gone (a database restored from a backup, or moved):
+        built again before any game, or each game would be a crash."""
+        rows = self.db.execute(
+            "SELECT id, language, filename, archive, folder FROM versions WHERE folder IS NOT "
+            "NULL AND status IN ('validating', 'active', 'disabled') ORDER BY id"
+        ).fetchall()
+        return [
+            (int(i), str(lang), str(f), bytes(a))
+            for i, lang, f, a, folder in rows
+            if not os.path.isdir(folder)
+        ]
+
+    @_locked
+    def record_rebuild(
+        self, version: int, ok: bool, log: str, command: str | None, folder: str | None
+    ) -> None:
+        """A missing build was made again: the version keeps its status and rating (only
+        where it runs from changes); one that no longer builds is ``failed``."""
+        with self.transaction():
+            if ok and command:
+                self.db.execute(
+                    "UPDATE versions SET command = ?, folder = ? WHERE id = ?",
+                    (command, folder, version),
+                )
+                return
+            self.db.execute("UPDATE versions SET build_log = ? WHERE id = ?", (log, version))
+            self._set_status(version, "failed", "its build was lost and it no longer builds")
+
+    @_locked
     def set_status(self, version: int, status: str, reason: str | None = None) -> None:
         """Change a version's status (the organiser: disable, retire, enable again)."""
         if status not in BOT_STATUSES:
@@ -797,7 +847,9 @@ class LadderStore:
     def in_flight(self) -> dict[int, int]:
         """Games queued or leased per version."""
         counts: dict[int, int] = {}
-        for a, b in self.db.execute("SELECT first, second FROM games WHERE state != 'done'"):
+        for a, b in self.db.execute(
+            "SELECT first, second FROM games WHERE state IN ('queued', 'leased')"
+        ):
             for version in (a, b):
                 if version is not None:
                     counts[int(version)] = counts.get(int(version), 0) + 1
@@ -871,6 +923,13 @@ class LadderStore:
         """Queue again the leased games whose lease has expired (``every``: all of them, as
         the server does when it starts: nothing it leased before is still being played).
         Returns how many."""
+        if not every:  # the scheduler asks before every game: no write lock for nothing
+            expired = self.db.execute(
+                "SELECT 1 FROM games WHERE state = 'leased' AND lease_expires < ? LIMIT 1",
+                (self._clock(),),
+            ).fetchone()
+            if expired is None:
+                return 0
         with self.transaction():
             if every:
                 cursor = self.db.execute(
@@ -890,8 +949,10 @@ class LadderStore:
         """Record a game's result and move the ratings, in one transaction.
 
         Returns False (and changes nothing) if the game is already done: a result that
-        comes twice counts once. A game the platform failed (error kind ``referee``) is
-        queued again, unrated, up to :data:`MAX_REFEREE_ATTEMPTS` times.
+        comes twice counts once. A game that says nothing of the bots (the platform failed
+        it: error kind ``referee``; or a bot timed out while the machine was measured starving
+        it of CPU, ``overloaded``) is queued again, unrated, up to
+        :data:`MAX_REFEREE_ATTEMPTS` times; after that it is kept, unrated.
         """
         now = self._clock()
         with self.transaction():
@@ -903,14 +964,17 @@ class LadderStore:
             kind, first, second, state, attempts = row
             if state == "done":
                 return False
-            if record.error_kind == REFEREE and int(attempts) < MAX_REFEREE_ATTEMPTS:
+            not_the_bots = record.error_kind == REFEREE or (
+                record.error_kind == TIMEOUT and record.overloaded is True
+            )
+            if not_the_bots and int(attempts) < MAX_REFEREE_ATTEMPTS:
                 self.db.execute(
                     "UPDATE games SET state = 'queued', lease_owner = NULL, lease_expires = NULL, "
                     "detail = ? WHERE id = ?",
                     (record.detail, game),
                 )
                 return True
-            rated = kind == "rated" and record.error_kind != REFEREE and None not in (first, second)
+            rated = kind == "rated" and not not_the_bots and None not in (first, second)
             self.db.execute(
                 "UPDATE games SET state = 'done', lease_owner = NULL, lease_expires = NULL, "
                 "winner = ?, result = ?, end_reason = ?, error_seat = ?, error_kind = ?, "
@@ -949,6 +1013,12 @@ class LadderStore:
             self.db.execute(
                 "INSERT INTO ratings (version, game, mu, sigma) VALUES (?, ?, ?, ?)",
                 (version, game, rating.mu, rating.sigma),
+            )
+            opponent = second if seat == 0 else first
+            self.db.execute(
+                f"INSERT INTO results (version, opponent, {column}) VALUES (?, ?, 1) "
+                f"ON CONFLICT DO UPDATE SET {column} = {column} + 1",
+                (version, opponent),
             )
 
     def _charged(self, version: int, where: str, limit: int) -> list[str | None]:
@@ -990,8 +1060,8 @@ class LadderStore:
         if status is None or status[0] != "validating":
             return
         left = self.db.execute(
-            "SELECT COUNT(*) FROM games WHERE kind = 'validation' AND state != 'done' "
-            "AND (first = ? OR second = ?)",
+            "SELECT COUNT(*) FROM games WHERE kind = 'validation' AND state IN ('queued', "
+            "'leased') AND (first = ? OR second = ?)",
             (version, version),
         ).fetchone()[0]
         if left:
@@ -1041,26 +1111,37 @@ class LadderStore:
         self, bot: str | None = None, limit: int = 50, offset: int = 0, *, done: bool = True
     ) -> list[GameRow]:
         """Games, newest first (``done``: finished ones only), of one bot if given."""
-        where = ["state = 'done'"] if done else ["1"]
-        args: list[Any] = []
-        if bot is not None:
-            ids = [
-                r[0]
-                for r in self.db.execute(
-                    "SELECT v.id FROM versions v JOIN bots b ON b.id = v.bot WHERE b.name = ?",
-                    (bot,),
-                )
-            ]
-            if not ids:
-                return []
-            marks = ", ".join("?" for _ in ids)
-            where.append(f"(first IN ({marks}) OR second IN ({marks}))")
-            args += ids + ids
+        # "+state": not through the state index, whose order is not the games' (newest
+        # first comes from walking the ids backwards, stopping after ``limit``).
+        done_only = "+state = 'done'" if done else "1"
+        limit, offset = max(0, int(limit)), max(0, int(offset))
+        if bot is None:
+            query = (
+                f"SELECT {self._GAME_COLUMNS} FROM games WHERE {done_only} "
+                "ORDER BY id DESC LIMIT ? OFFSET ?"
+            )
+            rows = self.db.execute(query, (limit, offset))
+            return [self._game_row(r) for r in rows.fetchall()]
+        ids = [
+            int(r[0])
+            for r in self.db.execute(
+                "SELECT v.id FROM versions v JOIN bots b ON b.id = v.bot WHERE b.name = ?",
+                (bot,),
+            )
+        ]
+        if not ids:
+            return []
+        marks = ", ".join(str(version) for version in ids)  # whole numbers from the file
+        seats = [  # each seat through its own index, newest first, enough for the page
+            f"SELECT id FROM (SELECT id FROM games WHERE {column} IN ({marks}) AND "
+            f"{done_only} ORDER BY id DESC LIMIT :wanted)"
+            for column in ("first", "second")
+        ]
         query = (
-            f"SELECT {self._GAME_COLUMNS} FROM games WHERE {' AND '.join(where)} "
-            "ORDER BY id DESC LIMIT ? OFFSET ?"
+            f"SELECT {self._GAME_COLUMNS} FROM games WHERE id IN ({seats[0]} UNION ALL "
+            f"{seats[1]}) ORDER BY id DESC LIMIT :limit OFFSET :offset"
         )
-        rows = self.db.execute(query, (*args, max(0, int(limit)), max(0, int(offset))))
+        rows = self.db.execute(query, {"wanted": limit + offset, "limit": limit, "offset": offset})
         return [self._game_row(r) for r in rows.fetchall()]
 
     @_locked
@@ -1086,21 +1167,15 @@ class LadderStore:
 
     def _score_table(self, versions: Sequence[int]) -> dict[int, tuple[int, int, int]]:
         """(wins, draws, losses) in rated games per opponent version, for these versions."""
-        table: dict[int, list[int]] = {}
-        if not versions:
-            return {}
+        table: dict[int, tuple[int, int, int]] = {}
         marks = ", ".join("?" for _ in versions)
         query = (
-            "SELECT first, second, winner FROM games WHERE rated = 1 AND "
-            f"(first IN ({marks}) OR second IN ({marks}))"
+            "SELECT opponent, SUM(wins), SUM(draws), SUM(losses) FROM results "
+            f"WHERE version IN ({marks}) GROUP BY opponent"
         )
-        mine = set(versions)
-        for first, second, winner in self.db.execute(query, (*versions, *versions)):
-            seat = 0 if first in mine else 1
-            other = second if seat == 0 else first
-            counts = table.setdefault(int(other), [0, 0, 0])
-            counts[0 if winner == seat else 1 if winner is None else 2] += 1
-        return {k: (v[0], v[1], v[2]) for k, v in table.items()}
+        for opponent, wins, draws, losses in self.db.execute(query, tuple(versions)):
+            table[int(opponent)] = (int(wins), int(draws), int(losses))
+        return table
 
     @_locked
     def leaderboard(self) -> list[BoardRow]:
@@ -1139,22 +1214,41 @@ class LadderStore:
     @_locked
     def rated_results(self) -> tuple[list[str], list[tuple[str, str, float]]]:
         """The bots on the board that played, and every rated game between the versions the
-        board shows (first seat's bot, second seat's bot, first seat's score): what the
-        Bradley–Terry fit of the board (``ratings.board_fit``) takes."""
-        shown: dict[int, str] = {}
-        for bot_id, name in self.db.execute("SELECT id, name FROM bots").fetchall():
-            version = self._board_version(int(bot_id))
-            if version is not None:
-                shown[version[0]] = str(name)
-        results = [
-            (shown[a], shown[b], 0.5 if w is None else 1.0 if w == 0 else 0.0)
-            for a, b, w in self.db.execute(
-                "SELECT first, second, winner FROM games WHERE rated = 1"
-            )
-            if a in shown and b in shown
-        ]
+        board shows, as (a bot, another, the first one's score): what the Bradley–Terry fit of
+        the board (``ratings.board_fit``) takes. Read from the head-to-head counts, not game by
+        game (a large ladder's web page must not hold the store for a scan of every game); the
+        seats are not told apart, as the fit does not."""
+        shown = self._shown_versions()
+        results: list[tuple[str, str, float]] = []
+        for version, opponent, wins, draws, losses in self.db.execute(
+            "SELECT version, opponent, wins, draws, losses FROM results WHERE version < opponent"
+        ):
+            if version in shown and opponent in shown:
+                a, b = shown[version], shown[opponent]
+                results += [(a, b, 1.0)] * wins + [(a, b, 0.5)] * draws + [(a, b, 0.0)] * losses
         names = sorted({name for a, b, _s in results for name in (a, b)})
         return names, results
+
+    def _shown_versions(self) -> dict[int, str]:
+        """The version each bot is shown by on the board -> the bot's name."""
+        rows = self.db.execute(
+            "SELECT v.id, b.name FROM bots b JOIN versions v ON v.id = (SELECT id FROM versions "
+            "WHERE bot = b.id ORDER BY status = 'active' DESC, number DESC LIMIT 1)"
+        )
+        return {int(version): str(name) for version, name in rows}
+
+    @_locked
+    def owners(self) -> dict[str, str]:
+        """Bot name -> its owner's name."""
+        rows = self.db.execute("SELECT b.name, u.name FROM bots b JOIN users u ON u.id = b.owner")
+        return {str(bot): str(owner) for bot, owner in rows}
+
+    @_locked
+    def change_mark(self) -> int:
+        """A number that changes whenever this store wrote something (a game finished, a
+        status changed): a page's cache of what it computed from the store (the board's fit)
+        is still good while the mark is the same. One process's own count: it costs nothing."""
+        return self._changes
 
     @_locked
     def set_bot_status(self, name: str, status: str, reason: str | None = None) -> None:
@@ -1205,8 +1299,8 @@ class LadderStore:
                 )
             ]
             query = (
-                "SELECT error_kind, COUNT(*) FROM games WHERE state = 'done' AND error_kind "
-                f"IS NOT NULL AND ((first IN ({marks}) AND error_seat = 0) OR "
+                "SELECT error_kind, COUNT(*) FROM games INDEXED BY games_errors WHERE "
+                f"error_kind IS NOT NULL AND ((first IN ({marks}) AND error_seat = 0) OR "
                 f"(second IN ({marks}) AND error_seat = 1)) GROUP BY error_kind"
             )
             errors = {str(k): int(n) for k, n in self.db.execute(query, (*ids, *ids))}

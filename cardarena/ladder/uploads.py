@@ -131,16 +131,18 @@ class _Writer:
                 key = "/".join(parts[:depth])
                 if key in self.files:
                     raise UploadError(f"archive member {key!r} is both a file and a folder")
-                if key not in self.folders:
+                made = key not in self.folders
+                if made:
                     if len(self.folders) >= self.limits.files:
                         raise UploadError(f"the archive has more than {self.limits.files} folders")
                     self.folders.add(key)
                     os.mkdir(part, 0o755, dir_fd=fd)
-                    os.chmod(part, 0o755, dir_fd=fd, follow_symlinks=False)
                 inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
                                 dir_fd=fd)  # fmt: skip
                 os.close(fd)
                 fd = inner
+                if made:
+                    os.fchmod(fd, 0o755)  # whatever the umask
         except BaseException:
             os.close(fd)
             raise

@@ -135,8 +135,9 @@ def test_a_python_bot_uploaded_as_one_file(work: Path) -> None:
 
 def test_a_c_bot_uploaded_as_a_zip_of_a_folder_compiles_every_c_file(work: Path) -> None:
     need("gcc")
+    # A file named like an option is still a file to the compiler.
     data = zipped({"bot/main.c": C_MAIN, "bot/answer.h": b"const char *answer(void);\n",
-                   "bot/answer.c": b'const char *answer(void) { return "PASS"; }\n'})  # fmt: skip
+                   "bot/-answer.c": b'const char *answer(void) { return "PASS"; }\n'})  # fmt: skip
     result, out = submit(work / "c", data, "bot.zip", LANGUAGES["c"])
     assert result.ok, result.log
     assert result.command == f"{out}/bot"
@@ -220,12 +221,20 @@ def shell(name: str, script: str) -> Language:
 
 
 def test_an_endless_build_is_killed_at_the_wall_clock_limit(work: Path) -> None:
-    endless = shell("endless", "sleep 1000 & sleep 1000")
+    endless = shell("endless", "sleep 987.654 & setsid sleep 987.654 & sleep 987.654")
     limits = BuildLimits(cpu_s=60, wall_s=1.5)
     result, _out = submit(work / "endless", b"#\n", "main.sh", endless, limits)
     assert not result.ok
     assert "[build stopped: over the 1.5 s wall-clock limit]" in result.log
     assert result.seconds < 20
+    assert not [pid for pid in Path("/proc").iterdir() if b"987.654" in command_line(pid)]
+
+
+def command_line(process: Path) -> bytes:
+    try:
+        return (process / "cmdline").read_bytes()
+    except OSError:  # not a process, or one that has just ended
+        return b""
 
 
 def test_a_build_spinning_the_cpu_is_killed_at_the_cpu_limit(work: Path) -> None:

@@ -68,14 +68,12 @@ def test_an_upset_moves_ratings_more_than_an_expected_win() -> None:
 
 
 def test_the_drift_keeps_a_veteran_movable() -> None:
-    """Without drift a bot's sigma shrinks towards 0 game after game; the drift slows that
-    down towards a floor, so a veteran's rating still follows a change in the field."""
-    frozen = drifting = INITIAL
-    opponent = Rating(25, 1)
-    for game in range(400):
-        frozen, _ = after_game(frozen, opponent, game % 2, tau=0)
-        drifting, _ = after_game(drifting, opponent, game % 2)
-    assert frozen.sigma < 0.85 * drifting.sigma
+    """Without drift a bot's sigma shrinks game after game towards 0; with it, a veteran
+    whose sigma is very small gets some doubt back, while a new bot's still shrinks."""
+    veteran, opponent = Rating(25, 0.3), Rating(25, 1)
+    assert after_game(veteran, opponent, 1, tau=0)[0].sigma < veteran.sigma
+    assert after_game(veteran, opponent, 1)[0].sigma > veteran.sigma
+    assert after_game(INITIAL, opponent, 1)[0].sigma < INITIAL.sigma
 
 
 def test_conservative_ranks_a_sure_rating_above_an_unsure_equal_one() -> None:

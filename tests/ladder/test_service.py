@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -19,8 +20,10 @@ from typing import Any
 
 import pytest
 
+from cardarena.ladder.languages import LANGUAGES
 from cardarena.ladder.store import LadderStore
 from cardarena.locm.cli.ladder import multipart
+from cardarena.locm.ladder.service import Builder, builds_folder
 from cardarena.locm.referee import sandbox
 
 BOT_SOURCE = Path(__file__).resolve().parents[1] / "locm" / "bots" / "simple_bot.py"
@@ -151,6 +154,14 @@ def test_kill_9_and_restart_lose_nothing_and_count_nothing_twice(
         validation = rows(db, "SELECT COUNT(*) FROM games WHERE kind = 'validation'")
         assert validation == [(4,)]
         assert os.listdir(f"{db}.builds") == [str(version)]
+        # A backup restored without the builds: they are made again, the version plays on.
+        shutil.rmtree(f"{db}.builds")
+        with LadderStore(str(db)) as store:
+            assert Builder(store, builds_folder(str(db)), LANGUAGES).rebuild_missing() == 1
+            rebuilt = store.version(version)
+            assert rebuilt is not None and rebuilt.status == "active"
+            assert rebuilt.command and os.path.isdir(f"{db}.builds/{version}/bot")
+            assert store.missing_builds() == []
 
 
 def check_counts(db: Path) -> None:
@@ -169,3 +180,4 @@ def check_counts(db: Path) -> None:
     assert history == rated
     wins = rows(db, "SELECT SUM(wins), SUM(losses), SUM(draws) FROM versions")[0]
     assert wins[0] == wins[1] and sum(wins) == sum(rated.values())
+    assert rows(db, "SELECT SUM(wins), SUM(losses), SUM(draws) FROM results") == [wins]

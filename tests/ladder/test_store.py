@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,10 @@ from cardarena.tournaments.store import GameRecord, compress_log
 
 
 def record(
-    winner: int | None, error_seat: int | None = None, kind: str | None = None
+    winner: int | None,
+    error_seat: int | None = None,
+    kind: str | None = None,
+    overloaded: bool | None = None,
 ) -> GameRecord:
     """A finished game as the LOCM side reports it (the key fields only matter there)."""
     return GameRecord(
@@ -33,6 +37,7 @@ def record(
         error_kind=kind, detail=None, turns=10, first_turns=5, first_mean_ms=1.0,
         first_max_ms=2.0, second_turns=5, second_mean_ms=1.0, second_max_ms=2.0,
         duration_s=0.1, replay="locm play -p1 a -p2 b", log=compress_log({"turns": [1, 2]}),
+        overloaded=overloaded,
     )  # fmt: skip
 
 
@@ -144,6 +149,11 @@ def test_a_result_that_comes_twice_counts_once(store: LadderStore) -> None:
     assert (board["b1"].wins, board["b1"].losses, board["b1"].games) == (0, 1, 1)
     assert board["a1"].mu > INITIAL.mu > board["b1"].mu
     assert [row.name for row in store.leaderboard()] == ["a1", "b1"]
+    assert store.rated_results() == (["a1", "b1"], [("a1", "b1", 1.0)])
+    assert store.owners() == {"a1": "alice", "b1": "bob"}
+    mark = store.change_mark()
+    store.set_setting("paused", True)
+    assert store.change_mark() != mark
     page = store.bot("a1")
     assert page is not None and len(page.history) == 1
     assert page.head_to_head[0].opponent == "b1" and page.head_to_head[0].wins == 1
@@ -181,6 +191,14 @@ def test_a_referee_failure_is_played_again_a_few_times(store: LadderStore) -> No
     store.queue_pair("rated", 7, a, b)
     game = store.lease("w")
     assert game is not None
+    # A timeout while the machine starved the bot of CPU is not the bot's: played again.
+    assert store.finish(game.id, record(1, 0, "timeout", overloaded=True))
+    assert store.lease("w") == replace(game, lease_expires=game.lease_expires)
+    store.finish(game.id, record(1, 0, "timeout", overloaded=False))  # its own: counted
+    assert store.bot("a1").versions[0].rated_games == 1  # type: ignore[union-attr]
+    store.expire_leases(every=True)
+    game = store.lease("w")
+    assert game is not None
     for _attempt in range(2):
         assert store.finish(game.id, record(None, kind="referee"))
         game = store.lease("w")
@@ -188,7 +206,7 @@ def test_a_referee_failure_is_played_again_a_few_times(store: LadderStore) -> No
     store.finish(game.id, record(None, kind="referee"))  # the third: kept, unrated
     row = store.game(game.id)
     assert row is not None and row[0].state == "done" and not row[0].rated
-    assert store.bot("a1").versions[0].rated_games == 0  # type: ignore[union-attr]
+    assert store.bot("a1").versions[0].rated_games == 1  # type: ignore[union-attr]
 
 
 def test_validation_activates_or_fails_a_version(store: LadderStore) -> None:

@@ -124,7 +124,9 @@ def build(
         entry = entry_folder(source_dir, language)
     except LanguageError as error:
         return failed(f"{error}\n")
-    files = source_files(entry, language)
+    # "./" before a name a compiler would read as an option or an argument file
+    # ("-specs=x.c", "@args.java").
+    files = [f"./{f}" if f.startswith(("-", "@")) else f for f in source_files(entry, language)]
     if language.build is not None and "{files}" in language.build and not files:
         return failed(f"no {' / '.join(language.suffixes)} file to build\n")
     if language.build is not None:
@@ -223,6 +225,7 @@ def _run(script: str, cwd: Path, env: dict[str, str], limits: BuildLimits, sandb
             cgroups.launcher(group, argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
             pass_fds=() if fd is None else (fd,),
+            umask=0o022,  # the sandbox's /etc/passwd readable whatever the server's umask
         )  # fmt: skip
     except OSError as error:
         if group is not None:

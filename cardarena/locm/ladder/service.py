@@ -27,7 +27,7 @@ import os
 import shutil
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,8 @@ from .games import VALIDATION_OPPONENT, LadderGameTask, lost, make_task, play
 if TYPE_CHECKING:
     from ...httpguard import HttpLimits
 
+RESERVED_DESCRIPTORS = 64
+DESCRIPTORS_PER_WORKER = 4
 BUILD_POLL_S = 2.0
 """How often the builder looks for waiting submissions when nobody woke it."""
 STOP_WAIT_S = 10.0
@@ -95,7 +97,8 @@ class Builder:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
-        self._thread.join(STOP_WAIT_S)
+        if self._thread.ident is not None:  # started
+            self._thread.join(STOP_WAIT_S)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -112,8 +115,23 @@ class Builder:
                         self.store.record_build(version, False, why + "\n", None, None)
             self._wake.wait(BUILD_POLL_S)
 
-    def build_one(self, version: int, language_name: str, filename: str, archive: bytes) -> None:
-        """Unpack and build one submission; record its result (``validating`` or ``failed``)."""
+    def rebuild_missing(self) -> int:
+        """Build again, now, every version whose built folder is gone (a restored backup: the
+        database holds every submission); how many."""
+        missing = self.store.missing_builds()
+        if missing:
+            print(f"locm: ladder: building again {len(missing)} bot version(s) whose built "
+                  f"folder is missing from {self.folder}", file=sys.stderr, flush=True)  # fmt: skip
+        for version, language, filename, archive in missing:
+            self.build_one(version, language, filename, archive, again=True)
+        return len(missing)
+
+    def build_one(
+        self, version: int, language_name: str, filename: str, archive: bytes, again: bool = False
+    ) -> None:
+        """Unpack and build one submission; record its result (``validating`` or ``failed``;
+        ``again``: a lost build made again, the version keeps its status)."""
+        record = self.store.record_rebuild if again else self.store.record_build
         from ...ladder.uploads import UploadError, unpack
         from .build import build
 
@@ -121,7 +139,7 @@ class Builder:
         if language is None:
             known = ", ".join(sorted(self.languages))
             log = f"this ladder builds no language {language_name!r} (it builds: {known})\n"
-            self.store.record_build(version, False, log, None, None)
+            record(version, False, log, None, None)
             return
         place = self.folder / str(version)
         shutil.rmtree(place, ignore_errors=True)  # a build a stopped server left half done
@@ -130,36 +148,32 @@ class Builder:
         try:
             unpack(archive, filename, source)
         except UploadError as error:
-            self.store.record_build(version, False, f"{error}\n", None, None)
+            record(version, False, f"{error}\n", None, None)
             return
         try:
             result = build(source, language, out, allow_unsandboxed=self.allow_unsandboxed)
         finally:
             shutil.rmtree(source, ignore_errors=True)  # the archive stays in the database
-        self.store.record_build(version, result.ok, result.log, result.command, str(out))
+        record(version, result.ok, result.log, result.command, str(out))
+
+
+Stop = Callable[[], Awaitable[None]]
 
 
 class WebThread:
     """The ladder's web server in a thread of its own (its own event loop)."""
 
-    def __init__(
-        self,
-        make: Callable[[tuple[Any, ...]], Any],
-        host: str,
-        port: int,
-        limits: HttpLimits,
-        allowed_hosts: tuple[str, ...],
-    ) -> None:
-        self._make = make
-        self.host, self.port = host, port
-        self.limits, self.allowed_hosts = limits, allowed_hosts
-        self._started: concurrent.futures.Future[int] = concurrent.futures.Future()
+    def __init__(self, begin: Callable[[], Awaitable[tuple[str, Stop]]], where: str) -> None:
+        """``begin``: starts serving in the running loop; (base address, stop)."""
+        self._begin = begin
+        self._where = where
+        self._started: concurrent.futures.Future[str] = concurrent.futures.Future()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._thread = threading.Thread(target=self._run, name="ladder-web", daemon=True)
 
-    def start(self) -> int:
-        """Start listening; the port bound. ValueError (one line) if it cannot listen."""
+    def start(self) -> str:
+        """Start listening; the base address. ValueError (one line) if it cannot listen."""
         self._thread.start()
         return self._started.result()
 
@@ -167,7 +181,8 @@ class WebThread:
         if self._loop is not None and self._stop is not None:
             with contextlib.suppress(RuntimeError):  # the loop already ended
                 self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(STOP_WAIT_S)
+        if self._thread.ident is not None:
+            self._thread.join(STOP_WAIT_S)
 
     def _run(self) -> None:
         try:
@@ -177,44 +192,18 @@ class WebThread:
                 self._started.set_exception(error)
 
     async def _serve(self) -> None:
-        from aiohttp import web
-
-        from ...httpguard import ConnectionGuard, HostCheck
-
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        guard = ConnectionGuard(self.limits, HostCheck(self.host, self.allowed_hosts))
-        runner = web.AppRunner(
-            self._make((guard.middleware(),)),
-            access_log=None,
-            keepalive_timeout=self.limits.idle_seconds,
-        )
-        await runner.setup()
-        site = guard.site(runner, self.host, self.port)
         try:
-            await site.start()
+            address, stop = await self._begin()
         except OSError as error:
-            guard.stop()
-            await runner.cleanup()
             why = error.strerror or str(error)
-            self._started.set_exception(
-                ValueError(f"cannot listen on {self.host}:{self.port}: {why}")
-            )
-            return
-        self._started.set_result(int(runner.addresses[0][1]))
+            raise ValueError(f"cannot listen on {self._where}: {why}") from None
+        self._started.set_result(address)
         try:
             await self._stop.wait()
         finally:
-            guard.stop()
-            await runner.cleanup()
-
-
-def base_address(host: str, port: int) -> str:
-    """The address people open: a wildcard host is shown as this machine's loopback."""
-    shown = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(host)
-    if shown is None:
-        shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/"
+            await stop()
 
 
 def serve(
@@ -272,9 +261,9 @@ def serve(
         )
         if web:
             web_thread = _web(store, version, languages, builder, host, port, limits,
-                              allowed_hosts)  # fmt: skip
-            bound = web_thread.start()
-            print(base_address(host, bound), flush=True)
+                              allowed_hosts, workers)  # fmt: skip
+            print(web_thread.start(), flush=True)
+        builder.rebuild_missing()  # before any game: each would be a crash
         builder.start()
         print(
             f"locm: ladder {db}: LOCM {version}, {workers} worker(s); {recovered} game(s) the "
@@ -324,19 +313,25 @@ def _web(
     port: int,
     limits: HttpLimits | None,
     allowed_hosts: tuple[str, ...],
+    workers: int,
 ) -> WebThread:
     """The web server of the ladder: ladweb's application over the store, LOCM's hooks."""
-    from ...httpguard import HttpLimits
     from ...ladder.api import StoreData
-    from ...ladder.server import make_app
+    from ...ladder.server import start
+    from ...ladder.uploads import UploadLimits
     from .web import locm_hooks
 
     data = StoreData(store)
-    hooks = locm_hooks(version, languages=tuple(sorted(languages)), submitted=builder.wake)
+    hooks = locm_hooks(
+        version,
+        languages=tuple(sorted(languages)),
+        max_upload_bytes=UploadLimits().upload_bytes,
+        submitted=builder.wake,
+    )
+    # Descriptors the connection cap leaves to the rest of the process: the database's,
+    # each worker's pipe and sentinel, a build's pipes.
+    reserve = RESERVED_DESCRIPTORS + DESCRIPTORS_PER_WORKER * workers
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     return WebThread(
-        lambda middlewares: make_app(data, hooks, middlewares),
-        host,
-        port,
-        limits or HttpLimits(),
-        allowed_hosts,
+        lambda: start(data, hooks, host, port, limits, allowed_hosts, reserve=reserve), where
     )
