@@ -56,9 +56,10 @@ INITIAL = Rating(mu=25.0, sigma=25.0 / 3)
 DRIFT = INITIAL.sigma / 300
 """The default tau: how much sigma grows before each game while the ladder is open.
 A third of openskill's default (sigma / 100): a bot is a fixed program, the drift only
-keeps its sigma from collapsing. With openskill's, the online board of 12 simulated bots
-54.5 Elo apart was in the true order at the end of 40% of runs, with this one 80%, as
-with no drift at all (``python benchmarks/ladder.py --tau T``)."""
+keeps its sigma from collapsing. In ``python benchmarks/ladder.py --tau T`` (12 simulated
+bots 54.5 Elo apart, 1000 games each, 20 seeds), the online board was in the true order
+at the end of 40% of the runs with openskill's drift, and of 60-80% with a third of it,
+a tenth, or none."""
 CONFIDENCE = 0.95
 """The board's intervals and its test for statistically tied neighbours."""
 

@@ -32,7 +32,8 @@ Facts taken from fishtest (the code here is our own):
   less often than it was asked to, at the cost of more games.
 * Fishtest's default bounds for a gain are ``elo0 = 0``, ``elo1 = 2`` (its "standard
   STC" bounds, and its form's defaults). Fishtest states them in *normalized* Elo; with
-  no draws and seat-balanced pairs, small differences measure the same in both scales.
+  no draws and a pair's two games independent, small differences measure the same in
+  both scales (pairs whose games agree make normalized Elo the larger).
   Chess engines differ by a few Elo; card-game bots differ by far more, and a ladder
   organiser will usually choose wider bounds (``elo1 = 20`` needs about 1% of the games
   of ``elo1 = 2``).
