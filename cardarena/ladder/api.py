@@ -123,29 +123,18 @@ class StoreData:
         return dict(self.store.settings())
 
     def owners(self) -> dict[str, str]:
-        """Bot name -> its owner's name (one query; a query the store does not offer)."""
-        store = self.store
-        with store._lock:
-            rows = store.db.execute(
-                "SELECT b.name, u.name FROM bots b JOIN users u ON u.id = b.owner"
-            ).fetchall()
-        return {str(bot): str(owner) for bot, owner in rows}
+        """Bot name -> its owner's name."""
+        return self.store.owners()
 
     def fit(self) -> dict[str, FitRow]:
-        """The Bradley–Terry fit of the board, by bot; recomputed when a game was added."""
-        store = self.store
-        with store._lock:  # what the fit depends on: the games, which version each bot shows
-            key = (
-                store.db.execute(
-                    "SELECT COUNT(*), MAX(id) FROM games WHERE state = 'done'"
-                ).fetchone(),
-                store.db.execute("SELECT group_concat(id || status) FROM versions").fetchone(),
-            )
+        """The Bradley–Terry fit of the board, by bot; recomputed only when the store wrote
+        something since (a game finished, a status changed)."""
         with self._fit_lock:
-            if self._fit is None or self._fit[0] != key:
+            mark = self.store.change_mark()
+            if self._fit is None or self._fit[0] != mark:
                 names, results = self.store.rated_results()
                 rows = board_fit(names, results) if names else []
-                self._fit = (key, {row.name: row for row in rows})
+                self._fit = (mark, {row.name: row for row in rows})
             return self._fit[1]
 
     def leaderboard(self) -> list[dict[str, Any]]:
