@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 from ..pages import render
 from ..tournaments.store import StoreError
@@ -341,7 +342,9 @@ def same_origin_posts() -> Any:
         if request.method not in ("GET", "HEAD"):
             origin = request.headers.get("Origin")
             site = request.headers.get("Sec-Fetch-Site")
-            if (origin is not None and origin != f"{request.scheme}://{request.host}") or (
+            # The host alone: behind a proxy that adds TLS the page is https and this
+            # server sees http; a page of another site never has this host.
+            if (origin is not None and urlsplit(origin).netloc != request.host) or (
                 site is not None and site not in ("same-origin", "none")
             ):
                 return web.Response(status=403, text="refused: this server takes requests "

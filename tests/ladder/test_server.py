@@ -233,8 +233,12 @@ def test_cross_site_forms_are_refused(ladder: Ladder) -> None:
     assert request(ladder, "POST", "/ladder/freeze", body,
                    {"Content-Type": form["Content-Type"]}).status == 401  # fmt: skip
     assert ladder.store.settings()["frozen"] is False
+    other_port = ladder.base.rstrip("/").rsplit(":", 1)[0] + ":1"
+    assert request(ladder, "POST", "/ladder/freeze", body,
+                   {**form, "Origin": other_port}).status == 403  # fmt: skip
+    behind_tls = ladder.base.rstrip("/").replace("http://", "https://")  # a proxy adds TLS
     done = request(ladder, "POST", "/ladder/freeze", body,
-                   {**form, "Origin": ladder.base.rstrip("/")})  # fmt: skip
+                   {**form, "Origin": behind_tls})  # fmt: skip
     assert done.status == 303 and ladder.store.settings()["frozen"] is True
     assert "Submissions are frozen" in request(ladder, "GET", "/").text
     assert upload(ladder, "bob", "frozen")[0] == 400
