@@ -82,6 +82,10 @@ VIEWER_HEADERS = {
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
+VIEWER_CACHE = 32
+"""Viewer pages kept, the most recently asked for (a few hundred KB each)."""
+VIEWER_RENDERS = 2
+"""Viewer pages made at once (each replays its game in a worker thread)."""
 ASSETS = {"ladder.js": "text/javascript", "ladder.css": "text/css"}
 
 
@@ -436,6 +440,9 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
     from aiohttp import web
 
     sessions = Sessions()
+    viewer_pages: OrderedDict[tuple[int, frozenset[int]], str] = OrderedDict()
+    """Viewer pages by game and hidden seats (a finished game's log never changes)."""
+    rendering = asyncio.Semaphore(VIEWER_RENDERS)
 
     # ------------------------------------------------------------ who is asking
     def session_of(request: web.Request) -> tuple[str | None, _Session | None]:
@@ -747,11 +754,23 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
         game, log = game_or_404(request)
         if log is None:
             raise Refused(404, f"game {game.get('id')} has no log yet ({game.get('state')})")
-        bots = [seat["bot"] for seat in game.get("seats") or [] if not seat.get("builtin")]
-        back = f"/bots/{_quote(bots[0])}" if bots else "/"
-        text = await asyncio.get_running_loop().run_in_executor(
-            None, hooks.viewer_page, log, hidden_seats(game, viewer), back
-        )
+        hidden = hidden_seats(game, viewer)
+        key = (int(game["id"]), hidden)
+        text = viewer_pages.get(key)
+        if text is None:
+            bots = [seat["bot"] for seat in game.get("seats") or [] if not seat.get("builtin")]
+            back = f"/bots/{_quote(bots[0])}" if bots else "/"
+            async with rendering:  # a replay takes a while: a few at a time
+                try:
+                    text = await asyncio.get_running_loop().run_in_executor(
+                        None, hooks.viewer_page, log, hidden, back
+                    )
+                except ValueError as error:  # a log that does not replay: say why
+                    raise Refused(500, f"game {key[0]} cannot be shown: {error}") from None
+            while len(viewer_pages) >= VIEWER_CACHE:
+                viewer_pages.popitem(last=False)
+            viewer_pages[key] = text
+        viewer_pages.move_to_end(key)
         return web.Response(text=text, content_type="text/html", charset="utf-8",
                             headers=VIEWER_HEADERS)  # fmt: skip
 

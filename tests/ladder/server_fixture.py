@@ -125,13 +125,13 @@ def fill(store: LadderStore) -> Ladder:
             leased = store.lease("test")
             assert leased is not None
             alpha = 0 if leased.first.startswith("alpha.") else 1
-            record = _record(leased.id, seed, winner=alpha)
+            record = a_record(leased.id, seed, winner=alpha)
             store.finish(leased.id, dataclasses.replace(record, log=_with_stderr(log, alpha)))
             games.append(leased.id)
     return Ladder("", store, tokens, {k: v for k, v in users.items() if v}, versions, games)
 
 
-def _record(game: int, seed: int, winner: int) -> Any:
+def a_record(game: int, seed: int, winner: int) -> Any:
     from cardarena.tournaments.store import GameRecord
 
     return GameRecord(

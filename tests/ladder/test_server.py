@@ -5,6 +5,7 @@ cross-site form refused, the upload cap enforced before the body is read, the Ho
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 from collections.abc import Iterator
 
@@ -15,12 +16,14 @@ pytest.importorskip("aiohttp")
 from cardarena.ladder.server import bearer_token, head_to_head, rating_chart
 from cardarena.locm.cli.ladder import multipart
 from cardarena.locm.ladder.web import HIDDEN_NOTE, redact_stderr
+from cardarena.tournaments.store import compress_log
 from tests.ladder.server_fixture import (
     BUILD_LOG,
     MAX_UPLOAD,
     SECRET_STDERR,
     TIMEOUT_S,
     Ladder,
+    a_record,
     bearer,
     request,
     serve,
@@ -318,3 +321,20 @@ def test_a_broken_archive_is_refused_with_its_reason(ladder: Ladder) -> None:
     status, answer = upload(ladder, "alice", "broken", b"PK\x03\x04 not really a zip")
     assert status == 400 and "archive" in answer["error"], answer
     assert ladder.store.bot("broken") is None
+
+
+def test_a_log_that_does_not_replay_is_one_line_not_a_traceback(ladder: Ladder) -> None:
+    store = ladder.store
+    store.queue_pair("validation", 5, ladder.versions["beta"], None, opponent="builtin:greedy")
+    for _game in range(2):
+        leased = store.lease("test")
+        assert leased is not None
+        record = dataclasses.replace(a_record(leased.id, 5, winner=0),
+                                     log=compress_log({"outputs": "not lists"}))  # fmt: skip
+        store.finish(leased.id, record)
+    answer = request(ladder, "GET", f"/games/{leased.id}")
+    assert answer.status == 500 and "Traceback" not in answer.text
+    assert f"game {leased.id} cannot be shown: the log&#39;s &#39;outputs&#39;" in answer.text
+    game = request(ladder, "GET", f"/api/games/{leased.id}").json()["game"]
+    builtin = {"bot": "builtin:greedy", "version": None, "owner": None, "builtin": True}
+    assert builtin in game["seats"]  # a validation game's built-in opponent
