@@ -6,10 +6,12 @@ a game in the replay viewer. No script is blocked by the policy on the way."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,15 +36,17 @@ document.addEventListener('securitypolicyviolation', (e) =>
 
 
 @pytest.fixture(scope="module")
-def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str]]:
     """``locm ladder serve`` over a ladder of two built-in bots of two owners (they play
-    rated games at once), and the token of a third person, who has no bot yet."""
+    rated games at once; olga is an organiser): its address, the token of a third person,
+    who has no bot yet, and olga's."""
     db = tmp_path_factory.mktemp("ladder") / "ladder.db"
     with LadderStore(str(db)) as store:
         token = store.add_user("alice")
         store.configure(game="locm", version="1.5")
+        tokens = {name: store.add_user(name, name == "olga") for name in ("olga", "oscar")}
         for owner, command in (("olga", "builtin:greedy"), ("oscar", "builtin:random")):
-            user = store.user_for_token(store.add_user(owner))
+            user = store.user_for_token(tokens[owner])
             assert user is not None
             name = command.split(":")[1]
             version = store.submit(user, name, "python", "bot.py", b"#", new_bot=True)
@@ -59,7 +63,7 @@ def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
         if not address.startswith("http://127.0.0.1:"):
             server.kill()
             raise AssertionError(f"no address: {address!r} {server.communicate()[1]}")
-        yield address, token
+        yield address, token, tokens["olga"]
     finally:
         if server.poll() is None:
             server.send_signal(signal.SIGINT)
@@ -82,9 +86,9 @@ def person(browser: Any) -> Iterator[Any]:  # noqa: F811
 
 
 def test_log_in_submit_follow_the_board_and_open_a_game(
-    ladder: tuple[str, str], person: Any
+    ladder: tuple[str, str, str], person: Any
 ) -> None:
-    address, token = ladder
+    address, token, _organiser = ladder
     page = person
     page.goto(address + "me")
     page.fill("#token", token)
@@ -128,4 +132,29 @@ def test_log_in_submit_follow_the_board_and_open_a_game(
     assert int(page.text_content("#frame-count") or 0) > 10  # its script ran: frames drawn
     page.keyboard.press("End")
     page.wait_for_selector("#end", state="visible", timeout=WAIT_MS)
+    assert page.evaluate("window.__violations") == []
+
+
+def test_the_board_shows_an_organisers_change_as_text(
+    ladder: tuple[str, str, str], person: Any
+) -> None:
+    address, _token, organiser = ladder
+    page = person
+    page.goto(address)
+    page.wait_for_selector('tr[data-bot="random"][data-status="active"]', timeout=WAIT_MS)
+    reason = '<img src=x onerror="document.title=1">crashes'
+    request = urllib.request.Request(
+        f"{address}api/bots/random/disable", method="POST",
+        data=json.dumps({"reason": reason}).encode(),
+        headers={"Authorization": f"Bearer {organiser}", "Content-Type": "application/json"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=WAIT_MS / 1000) as answer:
+        assert json.loads(answer.read())["status"] == "disabled"
+    # the page's script redraws the row: the reason is text, no element
+    page.wait_for_selector('tr[data-bot="random"][data-status="disabled"]', timeout=WAIT_MS)
+    assert page.text_content('tr[data-bot="random"] .reason') == reason
+    assert page.query_selector("#board img") is None and page.title() != "1"
+    page.reload()
+    assert page.text_content('tr[data-bot="random"] .reason') == reason  # and server-side
+    assert page.query_selector("#board img") is None
     assert page.evaluate("window.__violations") == []
