@@ -225,6 +225,14 @@ def interval_text(row: Mapping[str, Any]) -> str:
     return f"{elo['value']:.0f} [{elo['low']:.0f}, {elo['high']:.0f}]"
 
 
+def size_text(size: int) -> str:
+    """A size in bytes as people read it: ``2 MB``, ``4 KB``, ``512 bytes``."""
+    for unit, scale in (("MB", 1 << 20), ("KB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.3g} {unit}"
+    return f"{size} bytes"
+
+
 def win_rate(row: Mapping[str, Any]) -> float | None:
     """Wins plus half the draws over the games, None before any game."""
     games = row.get("games") or 0
@@ -373,7 +381,7 @@ async def read_upload(request: web.Request, max_file: int) -> _Upload:
 
     limit = max_file + 16 * MAX_FIELD_BYTES
     if request.content_length is not None and request.content_length > limit:
-        raise Refused(413, f"the upload is larger than the ladder's cap of {max_file} bytes")
+        raise Refused(413, f"the upload is larger than the ladder's cap of {size_text(max_file)}")
     if not request.content_type.startswith("multipart/form-data"):
         raise Refused(400, "send the bot as multipart/form-data (a form with a file)")
     try:
@@ -392,7 +400,7 @@ async def read_upload(request: web.Request, max_file: int) -> _Upload:
                     raise Refused(400, "one file per submission (a .zip or .tar.gz for more)")
                 filename = part.filename
                 data = await _read_part(part, max_file, f"the file is larger than the "
-                                        f"ladder's cap of {max_file} bytes")  # fmt: skip
+                                        f"ladder's cap of {size_text(max_file)}")  # fmt: skip
             else:
                 if len(fields) >= 16:
                     raise Refused(400, "too many fields in the upload")
@@ -684,7 +692,7 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
     def me(request: web.Request, user: User, status: int = 200, error: str = "",
            notice: str = "") -> web.Response:  # fmt: skip
         return page(request, "me.html", status, submissions=data.submissions(user),
-                    languages=hooks.languages, max_upload=hooks.max_upload_bytes,
+                    languages=hooks.languages, max_upload=size_text(hooks.max_upload_bytes),
                     error=error, notice=notice)  # fmt: skip
 
     def login_page(request: web.Request, status: int = 200, error: str = "") -> web.Response:
