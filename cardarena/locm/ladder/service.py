@@ -25,6 +25,7 @@ import concurrent.futures
 import contextlib
 import os
 import shutil
+import sqlite3
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -274,18 +275,27 @@ def serve(
 
         def tasks() -> Iterator[LadderGameTask | None]:
             while True:
-                game = scheduler.next_game()
+                try:
+                    game = scheduler.next_game()
+                    rivals = store.commands() if game is not None else []
+                except sqlite3.Error as error:  # a full disk, a file locked for long: wait
+                    print(f"locm: ladder: cannot schedule a game now: {error}", file=sys.stderr)
+                    game = None
                 if game is None:
                     yield None
                     continue
                 yield make_task(
-                    game, version, rivals=store.commands(), hidden=hidden, sandbox=sandbox,
+                    game, version, rivals=rivals, hidden=hidden, sandbox=sandbox,
                     memory_mb=memory_mb,
                 )  # fmt: skip
 
         def record(result: tuple[int, GameRecord]) -> None:
             game, played = result
-            scheduler.record(game, played)
+            try:
+                scheduler.record(game, played)
+            except sqlite3.Error as error:  # still leased: played again when its lease ends
+                print(f"locm: ladder: cannot store game {game} now ({error}); it will be "
+                      "played again", file=sys.stderr)  # fmt: skip
 
         try:
             run_tasks(
