@@ -166,6 +166,16 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _helper(parser: argparse.ArgumentParser) -> Any:
+    """A group's command without its subcommand: its help on stderr, exit status 2."""
+
+    def show(_args: argparse.Namespace) -> int:
+        parser.print_help(sys.stderr)
+        return 2
+
+    return show
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``ladder`` (``serve``, ``user add``, ``submit``) to the ``locm`` command line."""
     ladder = commands.add_parser(
@@ -177,7 +187,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     actions = ladder.add_subparsers(dest="ladder_command", metavar="COMMAND",
                                     parser_class=type(ladder))  # fmt: skip
-    ladder.set_defaults(run=None)
+    ladder.set_defaults(run=_helper(ladder))
 
     serve = actions.add_parser(
         "serve",
@@ -210,7 +220,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     user_actions = user.add_subparsers(dest="user_command", metavar="COMMAND",
                                        parser_class=type(ladder))  # fmt: skip
-    user.set_defaults(run=None)
+    user.set_defaults(run=_helper(user))
     add = user_actions.add_parser(
         "add",
         help="add a participant (or an organiser) and print their token",
