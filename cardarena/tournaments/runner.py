@@ -4,6 +4,12 @@ The runner knows nothing about games: it maps a picklable ``play(task)`` over
 tasks and hands each result to ``on_result`` *in the calling process*, where the
 results store lives (one writer, no database contention).
 
+Tasks may be a list or come lazily from an iterator (the ladder's scheduler): the
+runner asks for the next task only when a worker is free, so what is played next is
+decided as late as possible; an iterator may answer None (nothing to play now: the
+runner asks again after ``idle_s`` or as soon as a game ends) and runs until it is
+exhausted or the run is stopped.
+
 The local pool is our own, not :class:`concurrent.futures.ProcessPoolExecutor`:
 each worker plays one task at a time over its own pipe, so the parent always
 knows which game a worker is playing. A worker that dies for any reason (killed,
@@ -37,8 +43,7 @@ import sys
 import threading
 import time
 import weakref
-from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -55,6 +60,8 @@ its pipe nor its exit said anything: no wait for a worker is ever unbounded."""
 STOP_GRACE_S = 5.0
 """How long stopped workers get to terminate their bots before they are killed."""
 PR_SET_PDEATHSIG = 1
+IDLE_S = 0.25
+"""How soon a lazy source that had nothing to play is asked again (if no game ends first)."""
 
 
 class Interrupted(Exception):
@@ -119,9 +126,31 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+class _Source(Generic[T]):
+    """The tasks, taken one at a time when a worker is free."""
+
+    def __init__(self, tasks: Iterable[T | None]) -> None:
+        self._tasks = iter(tasks)
+        self.exhausted = False
+        self.waiting = False
+        """True if the last ask got None: nothing to play now, ask again soon."""
+
+    def take(self) -> T | None:
+        """The next task; None if there is none now (``waiting``) or ever (``exhausted``)."""
+        if self.exhausted:
+            return None
+        try:
+            task = next(self._tasks)
+        except StopIteration:
+            self.exhausted, self.waiting = True, False
+            return None
+        self.waiting = task is None
+        return task
+
+
 def run_tasks(
     play: Callable[[T], R],
-    tasks: Sequence[T],
+    tasks: Iterable[T | None],
     on_result: Callable[[R], None],
     *,
     workers: int,
@@ -129,8 +158,12 @@ def run_tasks(
     address: str | None = None,
     lost: Callable[[T, str], R] | None = None,
     worker_died: Callable[[int], object] | None = None,
+    idle_s: float = IDLE_S,
 ) -> None:
     """Play every task; deliver each result as it comes. Raise Interrupted if stopped.
+
+    ``tasks``: a sequence, or an iterator asked for the next task only when a worker is
+    free; it may yield None (nothing now: asked again after ``idle_s``, or when a game ends).
 
     ``lost(task, why)`` makes a result for a task whose worker died or whose
     ``play`` raised; without it such a task raises RuntimeError. ``worker_died(pid)``
@@ -138,8 +171,9 @@ def run_tasks(
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
-    if not tasks:
+    if isinstance(tasks, Sequence) and not tasks:
         return
+    source: _Source[T] = _Source(tasks)
 
     def give_up(task: T, why: str) -> None:
         if lost is None:
@@ -149,9 +183,9 @@ def run_tasks(
     with _sigterm_as_interrupt():
         try:
             if backend == "ray":
-                _run_ray(play, tasks, on_result, give_up, workers, address)
+                _run_ray(play, source, on_result, give_up, workers, address, idle_s)
             else:
-                _run_processes(play, tasks, on_result, give_up, workers, worker_died)
+                _run_processes(play, source, on_result, give_up, workers, worker_died, idle_s)
         except KeyboardInterrupt:
             raise Interrupted("interrupted by Ctrl-C", 128 + signal.SIGINT) from None
 
@@ -233,32 +267,28 @@ def _death(process: Any) -> str:
 
 def _run_processes(
     play: Callable[[T], R],
-    tasks: Sequence[T],
+    source: _Source[T],
     on_result: Callable[[R], None],
     give_up: Callable[[T, str], None],
     workers: int,
     worker_died: Callable[[int], object] | None = None,
+    idle_s: float = IDLE_S,
 ) -> None:
-    queue: deque[T] = deque(tasks)
     pool: list[_Worker[T]] = []
     clean = False
     try:
-        while queue or any(w.task is not None for w in pool):
-            for index, worker in enumerate(pool):
-                if worker.task is None and queue and not worker.process.is_alive():
-                    worker.conn.close()
-                    pool[index] = _start_worker(play)  # died between games
-            while queue and len(pool) < workers:
-                pool.append(_start_worker(play))
-            for worker in pool:
-                if worker.task is None and queue:
-                    worker.task = queue.popleft()
-                    with contextlib.suppress(OSError):  # if it died, its sentinel tells
-                        worker.conn.send(worker.task)
+        while True:
+            _hand_out(play, source, pool, workers)
             busy = [w for w in pool if w.task is not None]
+            if not busy:
+                if source.exhausted:
+                    break
+                time.sleep(idle_s)  # nothing to play now: ask again in a moment
+                continue
+            watch = idle_s if source.waiting and len(busy) < workers else WORKER_WATCH_S
             waitables: list[Any] = [w.conn for w in busy] + [w.process.sentinel for w in busy]
-            ready = set(multiprocessing.connection.wait(waitables, WORKER_WATCH_S))
-            for index, worker in enumerate(pool):
+            ready = set(multiprocessing.connection.wait(waitables, watch))
+            for worker in pool:
                 task = worker.task
                 if task is None:
                     continue
@@ -281,8 +311,6 @@ def _run_processes(
                         worker.conn.close()
                         if worker_died is not None:
                             worker_died(worker.process.pid)
-                        if queue:
-                            pool[index] = _start_worker(play)
                         give_up(task, f"the worker playing this game {why}")
         clean = True
     finally:
@@ -291,6 +319,31 @@ def _run_processes(
                 _deliver_finished(pool, on_result)
         finally:
             _stop_workers(pool, gently=clean)
+
+
+def _hand_out(
+    play: Callable[[T], R], source: _Source[T], pool: list[_Worker[T]], workers: int
+) -> None:
+    """Give every free worker a task while the source has one (a dead idle worker is
+    replaced, and the pool grows up to ``workers``, only when there is a task for it)."""
+    while True:
+        free = next((i for i, w in enumerate(pool) if w.task is None), None)
+        if free is None and len(pool) >= workers:
+            return
+        task = source.take()
+        if task is None:
+            return
+        if free is None:
+            pool.append(_start_worker(play))
+            free = len(pool) - 1
+        elif not pool[free].process.is_alive():  # died between games
+            with contextlib.suppress(OSError):
+                pool[free].conn.close()
+            pool[free] = _start_worker(play)
+        worker = pool[free]
+        worker.task = task
+        with contextlib.suppress(OSError):  # if it died, its sentinel tells
+            worker.conn.send(task)
 
 
 def _deliver_finished(pool: Sequence[_Worker[Any]], on_result: Callable[[Any], None]) -> None:
@@ -343,11 +396,12 @@ def _stop_workers(pool: Sequence[_Worker[Any]], *, gently: bool) -> None:
 
 def _run_ray(
     play: Callable[[T], R],
-    tasks: Sequence[T],
+    source: _Source[T],
     on_result: Callable[[R], None],
     give_up: Callable[[T, str], None],
     workers: int,
     address: str | None,
+    idle_s: float = IDLE_S,
 ) -> None:
     try:
         import ray
@@ -368,21 +422,22 @@ def _run_ray(
     in_flight = max(1, workers) * IN_FLIGHT_PER_WORKER
     pending: list[Any] = []
     task_of: dict[Any, T] = {}
-    queue = iter(tasks)
     try:
-        exhausted = False
         while True:
-            while not exhausted and len(pending) < in_flight:
-                task = next(queue, None)
+            while len(pending) < in_flight:
+                task = source.take()
                 if task is None:
-                    exhausted = True
                     break
                 ref = remote_play.remote(task)
                 task_of[ref] = task
                 pending.append(ref)
             if not pending:
-                break
-            done, pending = ray.wait(pending, num_returns=1)
+                if source.exhausted:
+                    break
+                time.sleep(idle_s)  # nothing to play now: ask again in a moment
+                continue
+            timeout = idle_s if source.waiting else None
+            done, pending = ray.wait(pending, num_returns=1, timeout=timeout)
             for ref in done:
                 task = task_of.pop(ref)
                 try:

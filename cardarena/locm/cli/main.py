@@ -1,6 +1,6 @@
 """The ``locm`` command line: ``play`` (a drop-in for the official referee jar),
 ``replay``, ``generate`` and ``demo``; the other command groups have their own modules
-(:mod:`.tournament`, :mod:`.bot`, :mod:`.viewer`)."""
+(:mod:`.tournament`, :mod:`.bot`, :mod:`.viewer`, :mod:`.ladder`)."""
 
 from __future__ import annotations
 
@@ -401,9 +401,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     demo.add_argument("--seed", type=_seed, help="game seed (default: random)")
     demo.set_defaults(run=_cmd_demo)
-    from . import bot, tournament, viewer
+    from . import bot, ladder, tournament, viewer
 
-    for group in (bot, tournament, viewer):  # bot; tournament, report; view, serve
+    # bot; tournament, report; view, serve; ladder serve, ladder user add, ladder submit
+    for group in (bot, tournament, viewer, ladder):
         group.add_commands(commands)
     return parser
 

@@ -1,0 +1,1 @@
+"""The LOCM side of the ladder: building submissions and playing ladder games."""

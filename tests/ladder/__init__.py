@@ -1,0 +1,1 @@
+"""The ladder: its store, scheduler and serve process."""
