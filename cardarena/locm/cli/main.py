@@ -376,9 +376,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     demo.add_argument("--seed", type=_seed, help="game seed (default: random)")
     demo.set_defaults(run=_cmd_demo)
-    from . import bot, tournament, viewer
+    from . import bot, tournament, viewer, warmup
 
-    for group in (bot, tournament, viewer):  # bot; tournament, report; view, serve
+    for group in (bot, tournament, viewer, warmup):  # bot; tournament, report; view, serve; warm-up
         group.add_commands(commands)
     return parser
 

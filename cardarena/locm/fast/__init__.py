@@ -21,7 +21,8 @@ class FastEngineUnavailable(ImportError):
 
 def require_numba() -> None:
     """Raise :class:`FastEngineUnavailable` (one line) when numba cannot be imported;
-    otherwise make sure the machine code cached on disk was compiled from these sources."""
+    otherwise make sure the machine code cached on disk was compiled from these sources,
+    and have a compile print what it compiles (:mod:`.notice`)."""
     try:
         import numba
     except ImportError:
@@ -30,6 +31,9 @@ def require_numba() -> None:
     if not _cache_checked:
         _cache_checked = True
         drop_stale_compiled_code(numba.__version__)
+        from .notice import install
+
+        install()  # a line on stderr while a first use compiles
 
 
 _cache_checked = False

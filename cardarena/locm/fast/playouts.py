@@ -231,8 +231,9 @@ def greedy_action(row: np.ndarray, table: np.ndarray, legal: np.ndarray, n: int,
         index = legal[k]
         if index == 0:
             continue
-        scratch[:] = row
-        apply_legal(scratch, table, index)
+        for i in range(row.shape[0]):  # scratch[:] = row, without a slice's checks to compile
+            scratch[i] = row[i]
+        apply_legal(scratch, table, np.int64(index))  # the type every caller passes
         score = evaluate(scratch, player, w)
         if score > best_score:
             best_score = score
