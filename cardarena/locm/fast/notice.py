@@ -31,16 +31,19 @@ WARM_UP_COMMAND = "python -m cardarena.locm warm-up"
 
 ENTRY_POINTS: dict[str, tuple[str, int]] = {
     "vector.play_games": ("the vector env's step (gymnasium.make_vec)", 25),
-    "generators._start_draft_rows": ("the game set-up of a draft version (1.0/1.2)", 4),
+    "generators._start_draft_rows": ("the game set-up of 1.0/1.2", 4),
     "generators._start_pool_rows": ("the game set-up of 1.5 (its card generator)", 8),
-    "kernels.step_games": ("Batch.step", 15),
-    "kernels.legal_masks": ("Batch.masks", 5),
-    "playouts._play": ("the compiled playouts (play_random, playout)", 30),
-    "rollouts.rollout_values": ("the rollout search's playouts", 25),
+    "kernels.step_games": ("Batch.step", 12),
+    "kernels.legal_masks": ("Batch.masks", 3),
+    "observation._observe_all": ("Batch.observe", 5),
+    "playouts._play": ("playout()", 15),
+    "playouts._random_games": ("play_random()", 12),
+    "rollouts._rollouts": ("the rollout search's playouts (builtin:search-rollouts)", 20),
 }
 """Per compiled entry point (module.function): what it is for a reader, and about how many
-CPU seconds its first compile takes (measured by benchmarks/first_use.py's machine; others
-print after :data:`DELAY_S` without an estimate)."""
+CPU seconds its first compile takes on an empty cache (less when another entry point
+compiled the rules in the same process), rounded up from a run of ``locm warm-up`` on an
+AMD EPYC; other functions print after :data:`DELAY_S`, without an estimate."""
 
 _quiet = False
 _installed = False
