@@ -73,6 +73,10 @@ def pytest_configure(config: pytest.Config) -> None:
     """Byte-compile the package once, before any test: the suite starts hundreds of Python
     processes (bots, CLIs, servers), and where PYTHONDONTWRITEBYTECODE is set (as on CI
     machines) each of them would otherwise compile every module it imports again."""
+    # No compile notice in the tests' output (cardarena/locm/fast/notice.py): a test that
+    # compiles would otherwise get a line on stderr that depends on the cache's state.
+    # Inherited by the workers and every process they start; test_fast_first_use unsets it.
+    os.environ["CARDARENA_QUIET_COMPILE"] = "1"
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
         compileall.compile_dir(Path(__file__).resolve().parents[1] / "cardarena", quiet=1)
         if _runs_the_whole_suite(config):

@@ -401,10 +401,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--version", choices=VERSIONS, default=DEFAULT_VERSION)
     demo.add_argument("--seed", type=_seed, help="game seed (default: random)")
     demo.set_defaults(run=_cmd_demo)
-    from . import bot, ladder, tournament, viewer
+    from . import bot, ladder, tournament, viewer, warmup
 
-    # bot; tournament, report; view, serve; ladder serve, ladder user add, ladder submit
-    for group in (bot, tournament, viewer, ladder):
+    # bot; tournament, report; view, serve; warm-up; ladder serve, ladder user add, ladder submit
+    for group in (bot, tournament, viewer, warmup, ladder):
         group.add_commands(commands)
     return parser
 

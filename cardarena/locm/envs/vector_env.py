@@ -145,11 +145,18 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         self._shaping_terms = np.array([SHAPING_TERMS.index(t) for t in self.shaping], np.int32)
         self._shaping_weights = np.array(list(self.shaping.values()), np.float64)
         self._learning = _LEARNING[mode]
+        self._play_games = kernels.play_games_for(
+            pool=not self.rules.draft, greedy=kernels.POLICY_GREEDY in self._policy_codes
+        )
+        """The compiled step of this env's version and policies (only their code)."""
 
         n = num_envs
         self.threads = thread_count(threads)
         self._slices = slices(n, self.threads, _MIN_SLICE)
         """The games each thread steps: (first, stop), disjoint, the first on this thread."""
+        self._slice_games = [np.arange(first, stop, dtype=np.int64)
+                             for first, stop in self._slices]  # fmt: skip
+        """The same slices as arrays of game indexes (what the compiled step takes)."""
         self._pool = ThreadPoolExecutor(len(self._slices) - 1) if len(self._slices) > 1 else None
         self.batch: Batch | None = None
         self._generators = np.zeros((n, pcg64.STATE_WORDS), np.uint64)
@@ -252,9 +259,9 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
         # those that ended last step (draws included) and their observations and masks.
         restart = resetting if next_step else np.zeros(self.num_envs, np.bool_)
         self._in_parallel([
-            [(kernels.step_games, batch.state, batch.cards, actions, restart, first, stop,
-              *self._restart_arrays(), *self._arrays())]
-            for first, stop in self._slices
+            [(self._play_games, kernels.STEP, batch.state, batch.cards, games, actions,
+              restart, *self._restart_arrays(), *self._arrays())]
+            for games in self._slice_games
         ])  # fmt: skip
         if next_step:
             self._restarted(np.flatnonzero(resetting))
@@ -268,9 +275,9 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
             if games.size:
                 final = (self._observations.copy(), self._infos())
                 self._in_parallel([
-                    [(kernels.restart_games, batch.state, batch.cards, ended, first, stop,
-                      *self._restart_arrays(), *self._arrays())]
-                    for first, stop in self._slices
+                    [(self._play_games, kernels.RESTART, batch.state, batch.cards, part,
+                      _NO_ACTIONS, ended, *self._restart_arrays(), *self._arrays())]
+                    for part in self._slice_games
                 ])  # fmt: skip
                 self._restarted(games)
                 self._play_callables()
@@ -310,6 +317,7 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
             self._pool.shutdown()
             self._pool = None
             self._slices = [(0, self.num_envs)]
+            self._slice_games = [np.arange(self.num_envs, dtype=np.int64)]
 
     def action_masks(self) -> np.ndarray:
         """The legal actions now, one row per env (sb3-contrib's MaskablePPO reads this)."""
@@ -438,8 +446,9 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
             thread_calls: list[tuple[Any, ...]] = []
             if not made and new.size:
                 thread_calls.append((batch.reset_games, games[new], game_seeds[new]))
-            thread_calls.append((kernels.start_games, batch.state, batch.cards, games[part],
-                                 *arrays))  # fmt: skip
+            thread_calls.append((self._play_games, kernels.START, batch.state, batch.cards,
+                                 games[part], _NO_ACTIONS, self._fresh,
+                                 *self._restart_arrays(), *arrays))  # fmt: skip
             calls.append(thread_calls)
         return calls
 
@@ -477,8 +486,9 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
                         f"player {players[k]} in env {chosen[k]}"
                     )
                 actions[roles == role] = picked
-            kernels.continue_games(batch.state, batch.cards, waiting.astype(np.int64), actions,
-                                   *self._arrays(), self._fresh)  # fmt: skip
+            self._play_games(kernels.CONTINUE, batch.state, batch.cards,
+                               waiting.astype(np.int64), actions, self._fresh,
+                               *self._restart_arrays(), *self._arrays())  # fmt: skip
 
     def _in_parallel(self, calls: list[list[tuple[Any, ...]]]) -> None:
         """Run per-thread lists of compiled calls ``(function, *args)`` at once: the first
@@ -521,6 +531,10 @@ class LOCMVectorEnv(gym.vector.VectorEnv):
             "_winner": everyone.copy(),
             "game_seed": self._game_seeds.copy(), "_game_seed": everyone.copy(),
         }  # fmt: skip
+
+
+_NO_ACTIONS = np.zeros(0, np.int64)
+"""The actions of a compiled call that applies none (a reset, a same-step autoreset)."""
 
 
 def _run(calls: list[tuple[Any, ...]]) -> None:

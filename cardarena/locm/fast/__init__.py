@@ -21,7 +21,8 @@ class FastEngineUnavailable(ImportError):
 
 def require_numba() -> None:
     """Raise :class:`FastEngineUnavailable` (one line) when numba cannot be imported;
-    otherwise make sure the machine code cached on disk was compiled from these sources."""
+    otherwise make sure the machine code cached on disk was compiled from these sources,
+    and have a compile print what it compiles (:mod:`.notice`)."""
     try:
         import numba
     except ImportError:
@@ -30,6 +31,9 @@ def require_numba() -> None:
     if not _cache_checked:
         _cache_checked = True
         drop_stale_compiled_code(numba.__version__)
+        from .notice import install
+
+        install()  # a line on stderr while a first use compiles
 
 
 _cache_checked = False
@@ -62,6 +66,9 @@ def _use_user_cache() -> None:
 _use_user_cache()
 _SOURCES = ("fast", "engine", "encoding")
 """The packages (under cardarena/locm) whose constants compiled code bakes in."""
+_NOT_COMPILED = {"notice.py"}
+"""Sources of the fast package that no compiled code depends on (a new text of the compile
+notice keeps the cache)."""
 FINGERPRINT_FILE = "cardarena-fast.fingerprint"
 
 
@@ -94,7 +101,8 @@ def sources_fingerprint(numba_version: str, root: str | None = None) -> str:
 
     locm = Path(root) if root is not None else Path(__file__).resolve().parent.parent
     digest = hashlib.sha256(numba_version.encode())
-    paths = [p for name in _SOURCES for p in sorted((locm / name).glob("*.py"))]
+    paths = [p for name in _SOURCES for p in sorted((locm / name).glob("*.py"))
+             if p.name not in _NOT_COMPILED]  # fmt: skip
     for path in [*paths, locm / "agents" / "evaluation.py"]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())

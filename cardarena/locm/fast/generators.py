@@ -645,20 +645,11 @@ def _split_long(value: int) -> tuple[int, int]:
     return value >> 32, low - (1 << 32) if low >= 1 << 31 else low
 
 
-@njit(cache=True, nogil=True)
-def start_row(
-    row: np.ndarray,
-    table: np.ndarray,
-    seed: int,
-    template: np.ndarray,
-    allowed_rows: np.ndarray,
-) -> None:
-    """One new game in ``row`` and ``table`` from its ``seed``: a battle-less ``template``
-    row, its card count, the players' shuffle seeds, and the draft triples
-    (``allowed_rows`` of :data:`CARD_TABLE`) or the 120-card pool, as
-    :func:`derive_subseeds` and :func:`tables_from_subseeds` give them. The template's
-    ``VERSION`` says which: a pool (1.5) has no draft."""
-    pool = template[VERSION] == VERSION_CODES_15
+@njit(cache=True, nogil=True, inline="always")
+def _start_row_fields(row: np.ndarray, table: np.ndarray, seed: int, template: np.ndarray,
+                      pool: bool) -> int:  # fmt: skip
+    """What :func:`start_row` writes before the cards (its row and the unused card rows);
+    returns the cards' seed (draftChoicesSeed, or cardGenSeed for a pool)."""
     rng = widen(scramble(seed))
     first, rng = wide_next_long(rng)  # draftChoicesSeed, or cardGenSeed
     if pool:
@@ -676,13 +667,63 @@ def start_row(
     for card in range(used, table.shape[0]):
         for field in range(CARD_FIELDS):
             table[card, field] = 0
-    if pool:
-        fill_constructed_table(table[:CARDS_IN_CONSTRUCTED], first)
-    else:
-        fill_draft_table(table, first, allowed_rows, CARD_TABLE)
+    return first
 
 
 @njit(cache=True, nogil=True)
+def start_draft_row(
+    row: np.ndarray, table: np.ndarray, seed: int, template: np.ndarray, allowed_rows: np.ndarray
+) -> None:
+    """:func:`start_row` of a version with a draft (1.0, 1.2): compiled on its own, so
+    that code playing only these versions never compiles the 1.5 card generator."""
+    first = _start_row_fields(row, table, seed, template, False)
+    fill_draft_table(table, first, allowed_rows, CARD_TABLE)
+
+
+@njit(cache=True, nogil=True)
+def start_pool_row(row: np.ndarray, table: np.ndarray, seed: int, template: np.ndarray) -> None:
+    """:func:`start_row` of 1.5 (the 120-card pool), compiled on its own."""
+    first = _start_row_fields(row, table, seed, template, True)
+    fill_constructed_table(table[:CARDS_IN_CONSTRUCTED], first)
+
+
+@njit(cache=True, nogil=True)
+def start_row(
+    row: np.ndarray,
+    table: np.ndarray,
+    seed: int,
+    template: np.ndarray,
+    allowed_rows: np.ndarray,
+) -> None:
+    """One new game in ``row`` and ``table`` from its ``seed``: a battle-less ``template``
+    row, its card count, the players' shuffle seeds, and the draft triples
+    (``allowed_rows`` of :data:`CARD_TABLE`) or the 120-card pool, as
+    :func:`derive_subseeds` and :func:`tables_from_subseeds` give them. The template's
+    ``VERSION`` says which: a pool (1.5) has no draft. (Compiles both versions' code:
+    :func:`start_draft_row` and :func:`start_pool_row` compile one each.)"""
+    if template[VERSION] == VERSION_CODES_15:
+        start_pool_row(row, table, seed, template)
+    else:
+        start_draft_row(row, table, seed, template, allowed_rows)
+
+
+@njit(cache=True, nogil=True)
+def _start_draft_rows(state: np.ndarray, cards: np.ndarray, games: np.ndarray,
+                      seeds: np.ndarray, template: np.ndarray, allowed_rows: np.ndarray,
+                      ) -> None:  # fmt: skip
+    for k in range(games.shape[0]):
+        g = games[k]
+        start_draft_row(state[g], cards[g], seeds[k], template, allowed_rows)
+
+
+@njit(cache=True, nogil=True)
+def _start_pool_rows(state: np.ndarray, cards: np.ndarray, games: np.ndarray,
+                     seeds: np.ndarray, template: np.ndarray) -> None:  # fmt: skip
+    for k in range(games.shape[0]):
+        g = games[k]
+        start_pool_row(state[g], cards[g], seeds[k], template)
+
+
 def start_rows(
     state: np.ndarray,
     cards: np.ndarray,
@@ -692,10 +733,11 @@ def start_rows(
     allowed_rows: np.ndarray,
 ) -> None:
     """New games in rows ``games`` of ``state`` and ``cards``, from ``seeds`` (one each),
-    in one compiled call (:func:`start_row` for each)."""
-    for k in range(games.shape[0]):
-        g = games[k]
-        start_row(state[g], cards[g], seeds[k], template, allowed_rows)
+    in one compiled call (:func:`start_row` for each: the template's version's own)."""
+    if template[VERSION] == VERSION_CODES_15:
+        _start_pool_rows(state, cards, games, seeds, template)
+    else:
+        _start_draft_rows(state, cards, games, seeds, template, allowed_rows)
 
 
 def create_tables(

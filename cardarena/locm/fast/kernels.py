@@ -744,7 +744,8 @@ def apply_legal(row: np.ndarray, table: np.ndarray, index: int) -> None:
         slot = (index - use_at) // TARGETS_USE
         target = (index - use_at) - slot * TARGETS_USE
         if target == 0:
-            _use(row, table, me, opp, slot, opp, -1, version)
+            # np.int64: a literal -1 would compile a second _use for itself
+            _use(row, table, me, opp, slot, opp, np.int64(-1), version)
         elif target <= BOARD_LIMIT:
             _use(row, table, me, opp, slot, me, _board_index(row, me, target - 1, has_lanes),
                  version)  # fmt: skip

@@ -105,7 +105,7 @@ def _clip(value: int, low: int, high: int) -> int:
     return low if value < low else high if value > high else value
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # a leaf: one compile less
 def _write_card(row: np.ndarray, start: int, cards: np.ndarray, index: int) -> None:
     """The CARD_FIELDS values of card table row ``index`` at ``row[start:start + 21]``.
 
@@ -132,7 +132,7 @@ def _write_card(row: np.ndarray, start: int, cards: np.ndarray, index: int) -> N
     row[start + 20] = area == 2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # a leaf: one compile less
 def _write_player(row: np.ndarray, start: int, game: np.ndarray, base: int) -> None:
     """The PLAYER_FIELDS of the player whose block starts at column ``base``."""
     row[start] = _clip(game[base + P_HEALTH], -99, 99)
@@ -146,7 +146,7 @@ def _write_player(row: np.ndarray, start: int, game: np.ndarray, base: int) -> N
     row[start + 6] = 30 if draw > 30 else draw
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # a leaf: one compile less
 def _write_board(
     row: np.ndarray, start: int, game: np.ndarray, cards: np.ndarray, base: int, lanes: bool
 ) -> None:

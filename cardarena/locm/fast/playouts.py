@@ -14,17 +14,18 @@ and the playout seed, so a game's moves do not depend on the other games of the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 
 from ..engine.cards import BREAKTHROUGH, DRAIN, GUARD, LETHAL, WARD
+from ..engine.rules import ruleset
 from . import layout as L
 from . import require_numba
 from .batch import Batch, new_game_arrays
-from .generators import game_seeds, start_row
+from .generators import game_seeds, start_draft_row, start_pool_row
 from .kernels import (
     BATTLE,
     DECK_BUILDING,
@@ -231,8 +232,9 @@ def greedy_action(row: np.ndarray, table: np.ndarray, legal: np.ndarray, n: int,
         index = legal[k]
         if index == 0:
             continue
-        scratch[:] = row
-        apply_legal(scratch, table, index)
+        for i in range(row.shape[0]):  # scratch[:] = row, without a slice's checks to compile
+            scratch[i] = row[i]
+        apply_legal(scratch, table, np.int64(index))  # the type every caller passes
         score = evaluate(scratch, player, w)
         if score > best_score:
             best_score = score
@@ -305,47 +307,66 @@ def playout(
                     log if record else None, counts if record else None)  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
-def _random_games(
-    seeds: np.ndarray,
-    rng: np.ndarray,
-    template: np.ndarray,
-    allowed_rows: np.ndarray,
-    winners: np.ndarray,
-    turns: np.ndarray,
-    health: np.ndarray,
-    reasons: np.ndarray,
-    record: np.ndarray,
-    counts: np.ndarray,
-) -> None:
-    """Create and play each game in turn in one row and one card table (a few KB that stay
-    in the core's cache), random against random, keeping only the outcomes: the games of
-    :func:`playout` on a new batch, without writing a batch out to memory."""
-    row = np.empty(template.shape[0], np.int32)
-    table = np.empty((L.MAX_CARDS, L.CARD_FIELDS), np.int32)
-    legal = np.empty(MAX_LEGAL, np.int32)
-    limit = record.shape[1]
-    draft_at = action_bounds(template[L.VERSION])[3]
-    for g in range(seeds.shape[0]):
-        start_row(row, table, seeds[g], template, allowed_rows)
-        taken = 0
-        while row[L.PHASE] != ENDED:
-            if row[L.PHASE] != DECK_BUILDING:
-                index = legal[_next_uniform(rng, g, legal_actions(row, table, legal))]
-            elif row[L.VERSION] == V1_5:
-                index = pool_choice(row, _next_uniform(rng, g, pool_choice_count(row)))
-            else:  # a draft pick: legal_actions would list the three picks in order
-                index = draft_at + _next_uniform(rng, g, 3)
-            if taken < limit:
-                record[g, taken] = index
-            taken += 1
-            apply_legal(row, table, index)
-        counts[g] = taken
-        winners[g] = row[L.WINNER]
-        turns[g] = row[L.TURN]
-        health[g, 0] = row[L.PLAYER_0 + L.P_HEALTH]
-        health[g, 1] = row[L.PLAYER_1 + L.P_HEALTH]
-        reasons[g] = row[L.END_REASON]
+def _random_games_for(pool: bool) -> Callable[..., None]:
+    """:func:`_random_games` of a version with the 120-card pool (1.5) or a draft, each
+    compiled on first use with only its own game set-up (numba prunes the branches on the
+    closure constant ``pool``; the two are cached apart)."""
+    compiled = _RANDOM_GAMES.get(pool)
+    if compiled is None:
+        compiled = _RANDOM_GAMES[pool] = _compile_random_games(pool)
+    return compiled
+
+
+_RANDOM_GAMES: dict[bool, Callable[..., None]] = {}
+
+
+def _compile_random_games(pool: bool) -> Callable[..., None]:
+    @njit(cache=True, nogil=True)
+    def _random_games(
+        seeds: np.ndarray,
+        rng: np.ndarray,
+        template: np.ndarray,
+        allowed_rows: np.ndarray,
+        winners: np.ndarray,
+        turns: np.ndarray,
+        health: np.ndarray,
+        reasons: np.ndarray,
+        record: np.ndarray,
+        counts: np.ndarray,
+    ) -> None:
+        """Create and play each game in turn in one row and one card table (a few KB that stay
+        in the core's cache), random against random, keeping only the outcomes: the games of
+        :func:`playout` on a new batch, without writing a batch out to memory."""
+        row = np.empty(template.shape[0], np.int32)
+        table = np.empty((L.MAX_CARDS, L.CARD_FIELDS), np.int32)
+        legal = np.empty(MAX_LEGAL, np.int32)
+        limit = record.shape[1]
+        draft_at = action_bounds(template[L.VERSION])[3]
+        for g in range(seeds.shape[0]):
+            if pool:
+                start_pool_row(row, table, seeds[g], template)
+            else:
+                start_draft_row(row, table, seeds[g], template, allowed_rows)
+            taken = 0
+            while row[L.PHASE] != ENDED:
+                if row[L.PHASE] != DECK_BUILDING:
+                    index = legal[_next_uniform(rng, g, legal_actions(row, table, legal))]
+                elif pool:
+                    index = pool_choice(row, _next_uniform(rng, g, pool_choice_count(row)))
+                else:  # a draft pick: legal_actions would list the three picks in order
+                    index = draft_at + _next_uniform(rng, g, 3)
+                if taken < limit:
+                    record[g, taken] = index
+                taken += 1
+                apply_legal(row, table, index)
+            counts[g] = taken
+            winners[g] = row[L.WINNER]
+            turns[g] = row[L.TURN]
+            health[g, 0] = row[L.PLAYER_0 + L.P_HEALTH]
+            health[g, 1] = row[L.PLAYER_1 + L.P_HEALTH]
+            reasons[g] = row[L.END_REASON]
+
+    return _random_games
 
 
 def play_random(n: int, version: str, seed: int, *, record: bool = False,
@@ -364,7 +385,8 @@ def play_random(n: int, version: str, seed: int, *, record: bool = False,
     reasons = np.empty(n, np.int8)
     log = np.zeros((n, RECORD_LIMIT if record else 0), np.int16)
     counts = np.zeros(n, np.int32)
-    run_all([partial(_random_games, seeds[a:b], rng[a:b], template, allowed_rows, winners[a:b],
+    random_games = _random_games_for(not ruleset(version).draft)
+    run_all([partial(random_games, seeds[a:b], rng[a:b], template, allowed_rows, winners[a:b],
                      turns[a:b], health[a:b], reasons[a:b], log[a:b], counts[a:b])
              for a, b in slices(n, threads)])  # fmt: skip
     return Playouts(winners, turns, health, reasons, log if record else None,

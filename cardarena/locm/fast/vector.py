@@ -15,6 +15,8 @@ when that is a callable (0: nobody, the learner decides or the game has ended).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from . import require_numba
@@ -23,10 +25,9 @@ require_numba()
 
 from numba import njit  # noqa: E402 (after the one-line install hint)
 
-from .generators import start_row  # noqa: E402
+from .generators import start_draft_row, start_pool_row  # noqa: E402
 from .kernels import (  # noqa: E402
     MAX_LEGAL,
-    V1_5,
     apply_legal,
     current_player,
     legal_actions,
@@ -45,7 +46,6 @@ from .layout import (  # noqa: E402
     PLAYER_SIZE,
     STATE_SIZE,
     TURN,
-    VERSION,
     WINNER,
 )
 from .observation import observe_game  # noqa: E402
@@ -74,58 +74,7 @@ SEAT_RANDOM = -1
 """``seat_option`` of a restart: the seat is drawn (``integers(2)``)."""
 
 
-@njit(cache=True, nogil=True)
-def _advance(
-    game: np.ndarray,
-    cards: np.ndarray,
-    seat: int,
-    learning: int,
-    policies: np.ndarray,
-    rng: np.ndarray,
-    legal: np.ndarray,
-    scratch: np.ndarray,
-    mask: np.ndarray,
-) -> int:
-    """Play the compiled policies until the learner or a callable decides or the game
-    ends; ``mask`` is then the legal actions of the player to decide (all False once
-    ended). Returns the role of a callable that must decide, else 0. ``legal`` is
-    scratch space for the legal indexes (MAX_LEGAL), ``scratch`` a row greedy tries
-    actions on. The compiled greedy builds decks by random picks, as in playouts."""
-    while True:
-        phase = game[PHASE]
-        if phase == _ENDED:
-            mask[:] = False
-            return ROLE_LEARNER
-        player = current_player(game)
-        if player != seat:
-            role = ROLE_OPPONENT
-        elif learning < 0 or phase == learning:
-            role = ROLE_LEARNER
-        elif phase == _DECK_BUILDING:
-            role = ROLE_DECK
-        else:
-            role = ROLE_BATTLE
-        policy = policies[role]
-        compiled = role != ROLE_LEARNER and policy != POLICY_CALLABLE
-        if compiled and phase == _DECK_BUILDING and game[VERSION] == V1_5:
-            # A random pool choice without listing the 120 cards (the same draw).
-            apply_legal(game, cards, pool_choice(game, next_uniform(rng, role,
-                                                                    pool_choice_count(game))))
-            continue
-        count = legal_actions(game, cards, legal)
-        if not compiled:
-            mask[:] = False
-            for k in range(count):
-                mask[legal[k]] = True
-            return role
-        if policy == POLICY_GREEDY and phase != _DECK_BUILDING:
-            index = greedy_action(game, cards, legal, count, GREEDY_WEIGHTS, scratch)
-        else:
-            index = legal[next_uniform(rng, role, count)]
-        apply_legal(game, cards, index)
-
-
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _potential(game: np.ndarray, seat: int, terms: np.ndarray, weights: np.ndarray) -> float:
     """Σ weight × (mine − opponent's) / 30 over the shaping terms, in the single env's order."""
     me = PLAYER_0 + seat * PLAYER_SIZE
@@ -146,7 +95,7 @@ def _potential(game: np.ndarray, seat: int, terms: np.ndarray, weights: np.ndarr
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _finish(
     g: int,
     game: np.ndarray,
@@ -192,199 +141,157 @@ def _scratch_space() -> tuple[np.ndarray, np.ndarray]:
     return np.empty(LEGAL_BUFFER, np.int32), np.empty(STATE_SIZE, np.int32)
 
 
-@njit(cache=True, nogil=True)
-def _restart(
-    g: int,
-    state: np.ndarray,
-    cards: np.ndarray,
-    template: np.ndarray,
-    allowed_rows: np.ndarray,
-    seat_option: int,
-    generators: np.ndarray,
-    game_seeds: np.ndarray,
-    seats: np.ndarray,
-    rng: np.ndarray,
-    fresh: np.ndarray,
-) -> None:
-    """A new game in row ``g``, drawn from env ``g``'s generator as the single env's
-    reset draws without a seed or options: the game seed (a full-range long), the seat
-    if it is random, and each role's policy seed (below 2**63; drawn even if unused)."""
-    generator = generators[g]
-    seed = full_range_int64(generator)
-    seats[g] = coin(generator) if seat_option == SEAT_RANDOM else seat_option
-    for role in range(1, 4):
-        rng[g, role] = below_2_63(generator)
-    game_seeds[g] = seed
-    start_row(state[g], cards[g], seed, template, allowed_rows)
-    fresh[g] = True
+START, STEP, RESTART, CONTINUE = range(4)
+"""What :func:`play_games` does to each listed game before the policies play: nothing
+(new games from a reset), the learner's action or the restart of a game that ended
+(an env step), the restart only (a same-step autoreset), a callable's action."""
 
 
-@njit(cache=True, nogil=True)
-def restart_games(
-    state: np.ndarray,
-    cards: np.ndarray,
-    restart: np.ndarray,
-    first: int,
-    stop: int,
-    template: np.ndarray,
-    allowed_rows: np.ndarray,
-    seat_option: int,
-    generators: np.ndarray,
-    game_seeds: np.ndarray,
-    fresh: np.ndarray,
-    seats: np.ndarray,
-    learning: int,
-    policies: np.ndarray,
-    rng: np.ndarray,
-    masks: np.ndarray,
-    roles: np.ndarray,
-    observations: np.ndarray,
-    offers_dirty: np.ndarray,
-    terms: np.ndarray,
-    weights: np.ndarray,
-    potentials: np.ndarray,
-    rewards: np.ndarray,
-    terminations: np.ndarray,
-    info: np.ndarray,
-) -> None:
-    """New games in the ``restart`` games of ``first``..``stop - 1`` (drawn as in
-    :func:`step_games`), played up to the learner's first decision; their rewards and
-    terminations are left as they are (a same-step autoreset reports the last game's)."""
-    legal, scratch = _scratch_space()
-    for g in range(first, stop):
-        if not restart[g]:
-            continue
-        game = state[g]
-        _restart(g, state, cards, template, allowed_rows, seat_option, generators,
-                 game_seeds, seats, rng, fresh)  # fmt: skip
-        roles[g] = _advance(
-            game, cards[g], seats[g], learning, policies, rng[g], legal, scratch, masks[g]
-        )
-        if roles[g] == ROLE_LEARNER:
-            _finish(g, game, cards[g], seats[g], True, observations, offers_dirty, terms,
-                    weights, potentials, rewards, terminations, info)  # fmt: skip
+def play_games_for(pool: bool, greedy: bool) -> Callable[..., None]:
+    """The compiled :func:`play_games` of a version with a 120-card pool (1.5) or a draft,
+    with or without the compiled greedy policy: each is compiled on first use, and only
+    its own code (a draft env never compiles the 1.5 card generator, an env without a
+    greedy policy never compiles greedy's search)."""
+    key = (bool(pool), bool(greedy))
+    compiled = _PLAY_GAMES.get(key)
+    if compiled is None:
+        compiled = _PLAY_GAMES[key] = _compile_play_games(*key)
+    return compiled
 
 
-@njit(cache=True, nogil=True)
-def step_games(
-    state: np.ndarray,
-    cards: np.ndarray,
-    actions: np.ndarray,
-    restart: np.ndarray,
-    first: int,
-    stop: int,
-    template: np.ndarray,
-    allowed_rows: np.ndarray,
-    seat_option: int,
-    generators: np.ndarray,
-    game_seeds: np.ndarray,
-    fresh: np.ndarray,
-    seats: np.ndarray,
-    learning: int,
-    policies: np.ndarray,
-    rng: np.ndarray,
-    masks: np.ndarray,
-    roles: np.ndarray,
-    observations: np.ndarray,
-    offers_dirty: np.ndarray,
-    terms: np.ndarray,
-    weights: np.ndarray,
-    potentials: np.ndarray,
-    rewards: np.ndarray,
-    terminations: np.ndarray,
-    info: np.ndarray,
-) -> None:
-    """One env step of games ``first``..``stop - 1`` (the env runs disjoint ranges on its
-    threads; nothing here holds the GIL): a game of ``restart`` (it ended last step)
-    starts anew, drawn from its generator (:func:`_restart`), with reward 0; any other
-    takes the learner's action. Then the compiled policies play up to the next decision."""
-    restart_games(state, cards, restart, first, stop, template, allowed_rows, seat_option,
-                  generators, game_seeds, fresh, seats, learning, policies, rng, masks, roles,
-                  observations, offers_dirty, terms, weights, potentials, rewards,
-                  terminations, info)  # fmt: skip
-    legal, scratch = _scratch_space()
-    for g in range(first, stop):
-        if restart[g]:
-            rewards[g] = 0.0
-            terminations[g] = False
-            continue
-        game = state[g]
-        apply_legal(game, cards[g], actions[g])
-        roles[g] = _advance(
-            game, cards[g], seats[g], learning, policies, rng[g], legal, scratch, masks[g]
-        )
-        if roles[g] == ROLE_LEARNER:
-            _finish(g, game, cards[g], seats[g], False, observations, offers_dirty, terms,
-                    weights, potentials, rewards, terminations, info)  # fmt: skip
+_PLAY_GAMES: dict[tuple[bool, bool], Callable[..., None]] = {}
 
 
-@njit(cache=True, nogil=True)
-def start_games(
-    state: np.ndarray,
-    cards: np.ndarray,
-    games: np.ndarray,
-    seats: np.ndarray,
-    learning: int,
-    policies: np.ndarray,
-    rng: np.ndarray,
-    masks: np.ndarray,
-    roles: np.ndarray,
-    observations: np.ndarray,
-    offers_dirty: np.ndarray,
-    terms: np.ndarray,
-    weights: np.ndarray,
-    potentials: np.ndarray,
-    rewards: np.ndarray,
-    terminations: np.ndarray,
-    info: np.ndarray,
-) -> None:
-    """New games: the policies play up to the learner's first decision (no reward)."""
-    legal, scratch = _scratch_space()
-    for k in range(games.shape[0]):
-        g = games[k]
-        game = state[g]
-        roles[g] = _advance(
-            game, cards[g], seats[g], learning, policies, rng[g], legal, scratch, masks[g]
-        )
-        if roles[g] == ROLE_LEARNER:
-            _finish(g, game, cards[g], seats[g], True, observations, offers_dirty, terms,
-                    weights, potentials, rewards, terminations, info)  # fmt: skip
+def _compile_play_games(pool: bool, greedy: bool) -> Callable[..., None]:
+    """:func:`play_games` for one (pool, greedy): numba prunes the branches on these two
+    closure constants before it compiles, and caches each pair's machine code apart."""
 
+    @njit(cache=True, nogil=True)
+    def play_games(
+        kind: int,
+        state: np.ndarray,
+        cards: np.ndarray,
+        games: np.ndarray,
+        actions: np.ndarray,
+        restart: np.ndarray,
+        template: np.ndarray,
+        allowed_rows: np.ndarray,
+        seat_option: int,
+        generators: np.ndarray,
+        game_seeds: np.ndarray,
+        fresh: np.ndarray,
+        seats: np.ndarray,
+        learning: int,
+        policies: np.ndarray,
+        rng: np.ndarray,
+        masks: np.ndarray,
+        roles: np.ndarray,
+        observations: np.ndarray,
+        offers_dirty: np.ndarray,
+        terms: np.ndarray,
+        weights: np.ndarray,
+        potentials: np.ndarray,
+        rewards: np.ndarray,
+        terminations: np.ndarray,
+        info: np.ndarray,
+    ) -> None:
+        """Games ``games`` (the env runs disjoint lists on its threads; nothing here holds
+        the GIL) up to their learner's next decision, after what ``kind`` says
+        (:data:`START`, :data:`STEP`, :data:`RESTART`, :data:`CONTINUE`).
 
-@njit(cache=True, nogil=True)
-def continue_games(
-    state: np.ndarray,
-    cards: np.ndarray,
-    games: np.ndarray,
-    actions: np.ndarray,
-    seats: np.ndarray,
-    learning: int,
-    policies: np.ndarray,
-    rng: np.ndarray,
-    masks: np.ndarray,
-    roles: np.ndarray,
-    observations: np.ndarray,
-    offers_dirty: np.ndarray,
-    terms: np.ndarray,
-    weights: np.ndarray,
-    potentials: np.ndarray,
-    rewards: np.ndarray,
-    terminations: np.ndarray,
-    info: np.ndarray,
-    fresh: np.ndarray,
-) -> None:
-    """The callables' actions (``actions[k]`` in ``games[k]``), then the policies again."""
-    legal, scratch = _scratch_space()
-    for k in range(games.shape[0]):
-        g = games[k]
-        game = state[g]
-        apply_legal(game, cards[g], actions[k])
-        roles[g] = _advance(
-            game, cards[g], seats[g], learning, policies, rng[g], legal, scratch, masks[g]
-        )
-        if roles[g] == ROLE_LEARNER:
-            _finish(g, game, cards[g], seats[g], fresh[g], observations, offers_dirty, terms,
-                    weights, potentials, rewards, terminations, info)  # fmt: skip
+        A restarted game (``restart[g]``: it ended last step) starts anew, drawn from env
+        g's generator as the single env's reset draws without a seed or options: the game
+        seed (a full-range long), the seat if it is random, and each role's policy seed
+        (below 2**63; drawn even if unused); in a step with reward 0, in a same-step
+        autoreset with the last game's reward left as it is. ``actions[g]`` is game g's
+        action in a step, ``actions[k]`` that of ``games[k]`` in a continuation.
+
+        Then the compiled policies play until the learner or a callable decides or the
+        game ends; ``masks[g]`` is then the legal actions of the player to decide (all
+        False once ended) and ``roles[g]`` the role of a callable that must decide, else
+        0. The compiled greedy builds decks by random picks, as in playouts.
+
+        One compiled function for the four kinds, its helpers written in it, with one
+        call of each rules kernel (``apply_legal`` is inlined where it is called: three
+        calls were three copies of the rules to compile): each compiled entry point
+        carries its own machine code of the whole engine, so every separate one, or
+        copy, would add to the first use's compile time."""
+        legal, scratch = _scratch_space()
+        for k in range(games.shape[0]):
+            g = games[k]
+            game = state[g]
+            table = cards[g]
+            new_game = kind == START
+            pending = False  # an action to apply first (the only apply_legal: see below)
+            index = np.int64(0)
+            if kind == RESTART or (kind == STEP and restart[g]):
+                if kind == RESTART and not restart[g]:
+                    continue
+                generator = generators[g]
+                seed = full_range_int64(generator)
+                seats[g] = coin(generator) if seat_option == SEAT_RANDOM else seat_option
+                for role in range(1, 4):
+                    rng[g, role] = below_2_63(generator)
+                game_seeds[g] = seed
+                if pool:
+                    start_pool_row(game, table, seed, template)
+                else:
+                    start_draft_row(game, table, seed, template, allowed_rows)
+                fresh[g] = True
+                new_game = True
+                if kind == STEP:
+                    rewards[g] = 0.0
+                    terminations[g] = False
+            elif kind == STEP:
+                pending, index = True, actions[g]
+            elif kind == CONTINUE:
+                pending, index = True, actions[k]
+                new_game = fresh[g]
+            seat = seats[g]
+            mask = masks[g]
+            game_rng = rng[g]
+            while True:
+                if pending:
+                    apply_legal(game, table, index)
+                    pending = False
+                phase = game[PHASE]
+                if phase == _ENDED:
+                    mask[:] = False
+                    role = ROLE_LEARNER
+                    break
+                player = current_player(game)
+                if player != seat:
+                    role = ROLE_OPPONENT
+                elif learning < 0 or phase == learning:
+                    role = ROLE_LEARNER
+                elif phase == _DECK_BUILDING:
+                    role = ROLE_DECK
+                else:
+                    role = ROLE_BATTLE
+                policy = policies[role]
+                compiled = role != ROLE_LEARNER and policy != POLICY_CALLABLE
+                if pool and compiled and phase == _DECK_BUILDING:
+                    # A random pool choice without listing the 120 cards (the same draw).
+                    count = pool_choice_count(game)
+                    pending, index = True, pool_choice(game, next_uniform(game_rng, role, count))
+                    continue
+                count = legal_actions(game, table, legal)
+                if not compiled:
+                    mask[:] = False
+                    for j in range(count):
+                        mask[legal[j]] = True
+                    break
+                if greedy and policy == POLICY_GREEDY and phase != _DECK_BUILDING:
+                    index = greedy_action(game, table, legal, count, GREEDY_WEIGHTS, scratch)
+                else:
+                    index = np.int64(legal[next_uniform(game_rng, role, count)])
+                pending = True
+            roles[g] = role
+            if role == ROLE_LEARNER:
+                _finish(g, game, table, seat, new_game, observations, offers_dirty, terms,
+                        weights, potentials, rewards, terminations, info)  # fmt: skip
+
+    return play_games
 
 
 @njit(cache=True, nogil=True)
