@@ -295,7 +295,7 @@ class FinalProgramme:
         queued = 2 * sum(counts.values())
         if queued + 2 > budget:
             return "budget"
-        played = [counts.get(pair, 0) for pair in matchups]
+        played = [counts.get((min(pair), max(pair)), 0) for pair in matchups]
         if min(played) == max(played) and min(played) >= 1:  # a round is complete
             names, results = final_results(db, final)
             shown = {f.name for f in playing}

@@ -38,9 +38,9 @@ def ladder(tmp_path: Path) -> tuple[LadderStore, Scheduler]:
         version = store.submit(user, name, "python", "bot.py", b"#", new_bot=True)
         store.record_build(version, True, "ok", f"builtin:{name}", None)
         store.set_status(version, "active")
-        # the open ladder's ratings: ace ahead, dog last
-        store.db.execute("UPDATE versions SET mu = ?, sigma = 1 WHERE id = ?",
-                         (20 + 5 * strength, version))  # fmt: skip
+        # the open ladder's ratings: bee ahead of ace (the final puts them right), dog last
+        mu = 40 if name == "bee" else 20 + 5 * strength
+        store.db.execute("UPDATE versions SET mu = ?, sigma = 1 WHERE id = ?", (mu, version))
     scheduler = Scheduler(store, validation_opponent="builtin:greedy", rng=random.Random(7))
     scheduler.programmes.append(FinalProgramme())
     return store, scheduler
@@ -69,7 +69,7 @@ def test_final_top_three_separates_and_ends(tmp_path: Path) -> None:
     assert store.settings()["frozen"]
     state = final_json(store.db)
     assert state is not None and state["id"] == final
-    assert [f["name"] for f in state["finalists"]] == ["ace", "bee", "cat"]
+    assert [f["name"] for f in state["finalists"]] == ["bee", "ace", "cat"]
     with pytest.raises(LadderError, match="still running"):
         start_final(store, top=2)
 
