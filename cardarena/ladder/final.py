@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from .api import iso_time
 from .matchmaking import final_pairs
 from .ratings import CONFIDENCE, board_fit
 from .scheduler import random_seed
@@ -369,8 +370,8 @@ def final_json(db: sqlite3.Connection) -> dict[str, Any] | None:
         "top": int(top),
         "confidence": float(confidence),
         "budget": int(budget),
-        "started": float(started),
-        "ended": None if ended is None else float(ended),
+        "started": iso_time(started),
+        "ended": iso_time(ended),
         "started_by": started_by,
         "finalists": [{"place": f.place, "name": f.name, "status": f.status} for f in finalists],
         "pairs": [
