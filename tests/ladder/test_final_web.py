@@ -9,7 +9,6 @@ import dataclasses
 import json
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
