@@ -261,6 +261,8 @@ class FinalProgramme:
 
     def queue_games(self, store: LadderStore, rng: random.Random) -> bool:
         """Queue the final's next pair (True), or end the final / do nothing (False)."""
+        if not self.holds_rated_play(store):  # no final running: no write, no change mark
+            return False
         with store.transaction() as db:
             current = _current(db)
             if current is None or current[4] != "running":

@@ -135,6 +135,10 @@ def test_refused_starts(tmp_path: Path, top: int, confidence: float, budget: int
     with pytest.raises(LadderError, match=why):
         start_final(store, top, confidence, budget)
     assert final_json(store.db) is None and not store.settings()["frozen"]
+    mark = store.change_mark()  # no final: the programme neither writes nor holds play
+    programme = FinalProgramme()
+    assert not programme.queue_games(store, random.Random(1))
+    assert not programme.holds_rated_play(store) and store.change_mark() == mark
 
 
 def test_a_finalist_disabled_mid_final_plays_no_more(tmp_path: Path) -> None:
