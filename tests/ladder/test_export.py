@@ -18,6 +18,7 @@ import pytest
 from cardarena.ladder.export import neutral
 from cardarena.ladder.final import FinalProgramme, start_final
 from cardarena.ladder.store import LadderStore
+from cardarena.locm.cli.main import main
 from cardarena.locm.ladder.export import export
 
 from .server_fixture import SECRET_STDERR, _played_log, _with_stderr, a_record, fill
@@ -105,14 +106,15 @@ def test_export_board_then_final(tmp_path: Path) -> None:
         store.close()
 
 
-def test_export_refusals(tmp_path: Path) -> None:
+def test_export_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"not a database at all" * 100)
-    answer = locm("export", "--db", str(junk), "--out", str(tmp_path / "out"))
-    assert answer.returncode == 2 and answer.stderr.count("\n") == 1, answer.stderr
-    assert "not a ladder database" in answer.stderr
-    answer = locm("export", "--db", str(tmp_path / "missing.db"), "--out", str(tmp_path / "o"))
-    assert answer.returncode == 2 and "no ladder database" in answer.stderr
+    assert main(["ladder", "export", "--db", str(junk), "--out", str(tmp_path / "out")]) == 2
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and "not a ladder database" in said, said
+    missing = str(tmp_path / "missing.db")
+    assert main(["ladder", "export", "--db", missing, "--out", str(tmp_path / "o")]) == 2
+    assert "no ladder database" in capsys.readouterr().err
     with LadderStore(str(tmp_path / "empty.db")):
         pass
     (tmp_path / "elsewhere").mkdir()

@@ -6,13 +6,16 @@ frozen, rated play held; the organiser's other commands refuse a participant in 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cardarena.ladder.store import LadderStore
+from cardarena.locm.cli.main import main
 
 from .test_service import rows, start, wait_for
 
@@ -20,9 +23,22 @@ BOTS = ("builtin:greedy", "builtin:random", "builtin:pass")
 """Clearly ordered: greedy beats random, which beats a bot that only passes."""
 
 
-def locm(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cardarena.locm", "ladder", *args],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def in_process(capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
+    """``locm ladder ARGS`` run by this process's ``locm`` (no interpreter start per call)."""
+
+    def locm(*args: str) -> Ran:
+        status = main(["ladder", *args])
+        said = capsys.readouterr()
+        return Ran(status, said.out, said.err)
+
+    return locm
 
 
 def get(address: str, path: str) -> Any:
@@ -31,7 +47,10 @@ def get(address: str, path: str) -> Any:
     return json.loads(body) if path.startswith("api/") else body
 
 
-def test_a_real_final_separates_three_builtins(tmp_path: Path) -> None:
+def test_a_real_final_separates_three_builtins(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    locm = in_process(capsys)
     db = tmp_path / "ladder.db"
     with LadderStore(str(db)) as store:
         organiser = store.add_user("olga", organiser=True)
@@ -82,6 +101,19 @@ def test_a_real_final_separates_three_builtins(tmp_path: Path) -> None:
         assert 'data-state="done"' in page and 'data-separated="yes"' in page
         status = locm("final", "status", "--server", address)
         assert status.returncode == 0 and "  1. greedy" in status.stdout, status.stdout
+
+        # the organiser's other commands; text from the server is made harmless on a terminal
+        server_at = ("--server", address, "--token", organiser)
+        disabled = locm("admin", "disable", "pass", "--reason", "bad \x1b[2J bot", *server_at)
+        assert disabled.returncode == 0, disabled.stderr
+        assert disabled.stdout == "pass: disabled (bad \\x1b[2J bot)\n"
+        again = locm("admin", "disable", "pass", *server_at)
+        assert again.returncode == 1 and again.stderr.count("\n") == 1
+        assert "disabled already" in again.stderr
+        enabled = locm("admin", "enable", "pass", *server_at)
+        assert enabled.returncode == 0 and enabled.stdout == "pass: active\n"
+        usage = locm("admin", "pause", "pass", *server_at)
+        assert usage.returncode == 2 and "takes no bot name" in usage.stderr
     finally:
         server.kill()
         server.wait(30)
