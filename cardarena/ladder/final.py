@@ -241,6 +241,15 @@ def _pair_counts(db: sqlite3.Connection, final: int) -> dict[tuple[int, int], in
     return counts
 
 
+def _games(db: sqlite3.Connection, final: int) -> int:
+    """The final's games played, in play or queued: what its budget counts (games dropped
+    unplayed, a disabled finalist's, count for nothing)."""
+    return int(db.execute(
+        "SELECT COUNT(*) FROM games g JOIN final_pairs p ON p.pair = g.pair WHERE p.final = ?",
+        (final,),
+    ).fetchone()[0])  # fmt: skip
+
+
 def _in_play(db: sqlite3.Connection, final: int) -> int:
     return int(db.execute(
         "SELECT COUNT(*) FROM games g JOIN final_pairs p ON p.pair = g.pair WHERE p.final = ? "
@@ -295,7 +304,7 @@ class FinalProgramme:
         if not matchups:
             return "too few finalists"
         counts = _pair_counts(db, final)
-        queued = 2 * sum(counts.values())
+        queued = _games(db, final)
         if queued + 2 > budget:
             return "budget"
         played = [counts.get((min(pair), max(pair)), 0) for pair in matchups]
@@ -341,7 +350,7 @@ def final_json(db: sqlite3.Connection) -> dict[str, Any] | None:
     names, results = final_results(db, int(final))
     counts = _pair_counts(db, int(final))
     in_play = _in_play(db, int(final))
-    queued_games = 2 * sum(counts.values())
+    queued_games = _games(db, int(final))
     by_version = {f.version: f.name for f in finalists}
     fit = board_fit(names, results, float(confidence)) if results else []
     fitted = {row.name: row for row in fit}
