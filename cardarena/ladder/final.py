@@ -362,6 +362,9 @@ def final_json(db: sqlite3.Connection) -> dict[str, Any] | None:
         games[b] += 1
         points[a] += score
         points[b] += 1 - score
+    met: dict[frozenset[str | None], int] = {}
+    for a, b, _score in results:
+        met[frozenset((a, b))] = met.get(frozenset((a, b)), 0) + 1
     order = [row.name for row in fit] or names
     status = {f.name: f.status for f in finalists}
     standings = []
@@ -386,7 +389,11 @@ def final_json(db: sqlite3.Connection) -> dict[str, Any] | None:
         "started_by": started_by,
         "finalists": [{"place": f.place, "name": f.name, "status": f.status} for f in finalists],
         "pairs": [
-            {"bots": [by_version.get(a, "?"), by_version.get(b, "?")], "pairs": n}
+            {
+                "bots": [by_version.get(a, "?"), by_version.get(b, "?")],
+                "pairs": n,
+                "games_played": met.get(frozenset((by_version.get(a), by_version.get(b))), 0),
+            }
             for (a, b), n in sorted(counts.items())
         ],
         "games_played": len(results),

@@ -84,6 +84,7 @@ def test_final_top_three_separates_and_ends(tmp_path: Path) -> None:
     # every pair of finalists played, as many pairs each, both seats on one seed
     counts = {tuple(p["bots"]): p["pairs"] for p in state["pairs"]}
     assert len(counts) == 3 and len(set(counts.values())) == 1
+    assert {p["games_played"] for p in state["pairs"]} == {2 * next(iter(counts.values()))}
     seeds: dict[int, set[tuple[str, str]]] = {}
     for first, second, seed in played:
         seeds.setdefault(seed, set()).add((first, second))
@@ -152,3 +153,23 @@ def test_a_finalist_disabled_mid_final_plays_no_more(tmp_path: Path) -> None:
     assert state is not None
     assert {row["name"]: row["status"] for row in state["standings"]}["bee"] == "disabled"
     assert dataclasses.asdict(record(1, 0))["winner"] == 0
+
+
+def test_a_restart_mid_final_goes_on(tmp_path: Path) -> None:
+    store, scheduler = ladder(tmp_path)
+    start_final(store, top=3, confidence=0.9, budget=200)
+    play(store, scheduler, 5)
+    leased = scheduler.next_game()  # in play when the server dies
+    assert leased is not None and leased.kind == "final"
+    restarted = Scheduler(store, validation_opponent="builtin:greedy", rng=random.Random(8))
+    restarted.programmes.append(FinalProgramme())
+    assert restarted.recover() >= 1
+    first, second = (label.split(".v")[0] for label in (leased.first, leased.second))
+    late = record(leased.id, 0 if STRENGTH[first] > STRENGTH[second] else 1)
+    assert scheduler.record(leased.id, late)  # the dead run's late answer counts, once
+    played = play(store, restarted, 400)
+    state = final_json(store.db)
+    assert state is not None and (state["state"], state["end_reason"]) == ("done", "separated")
+    assert [row["name"] for row in state["standings"]] == ["ace", "bee", "cat"]
+    assert state["games_played"] == 5 + 1 + len(played)
+    assert len({p["pairs"] for p in state["pairs"]}) == 1  # rounds stayed whole
