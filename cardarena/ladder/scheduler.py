@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from typing import Protocol
 
 from ..tournaments.store import GameRecord
 from .matchmaking import choose_pairing
@@ -36,6 +37,19 @@ JAVA_LONG_BITS = 64
 def random_seed(rng: random.Random) -> int:
     """A signed 64-bit game seed (a Java long, as the referees take)."""
     return rng.getrandbits(JAVA_LONG_BITS) - (1 << (JAVA_LONG_BITS - 1))
+
+
+class Programme(Protocol):
+    """Organised play beside the rated games (the final): asked for games when nothing is
+    queued, before a rated pair is chosen."""
+
+    def queue_games(self, store: LadderStore, rng: random.Random) -> bool:
+        """Queue this programme's next games; True if it queued some."""
+        ...
+
+    def holds_rated_play(self, store: LadderStore) -> bool:
+        """True while no rated pair may start (a final is running)."""
+        ...
 
 
 class Scheduler:
@@ -65,6 +79,8 @@ class Scheduler:
         self.rng = rng or random.Random()
         self.owner = f"server-{uuid.uuid4().hex[:12]}"
         """The lease owner: this run of the server (a restart is another owner)."""
+        self.programmes: list[Programme] = []
+        """Organised play (:class:`Programme`: the final), asked in turn before rated pairs."""
 
     def recover(self) -> int:
         """At start-up: queue again every game a previous run leased and did not finish."""
@@ -88,6 +104,13 @@ class Scheduler:
         game = store.lease(self.owner, self.lease_s)
         if game is not None:
             return game
+        for programme in self.programmes:
+            if programme.queue_games(store, self.rng):
+                game = store.lease(self.owner, self.lease_s)
+                if game is not None:
+                    return game
+        if any(programme.holds_rated_play(store) for programme in self.programmes):
+            return None
         pairing = choose_pairing(
             store.entrants(),
             self.rng,

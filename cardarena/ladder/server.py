@@ -155,6 +155,29 @@ class LadderHooks:
     """Told of each new submission (the builder starts at once)."""
     changed: Callable[[], None] | None = None
     """Told when an organiser paused, resumed, froze or changed a bot (the scheduler)."""
+    extra_routes: tuple[Callable[[Any, RouteTools], None], ...] = ()
+    """More pages and API routes (the final's, :mod:`.final_web`): each is called with the
+    application's router and :class:`RouteTools`, before the catch-all route."""
+
+
+@dataclass(frozen=True)
+class RouteTools:
+    """What a route added through :attr:`LadderHooks.extra_routes` uses of the server: who
+    asks, refusals, pages and JSON answers with this server's headers and policy."""
+
+    api_user: Callable[..., User | None]
+    """(request, cookie=bool) -> the bearer token's user (for reads also the browser's)."""
+    needs_organiser: Callable[[User | None], User]
+    """Refused(401/403) unless an organiser."""
+    body: Callable[[Any], Awaitable[dict[str, Any]]]
+    """The request's JSON object body (size-capped)."""
+    form: Callable[[Any], Awaitable[tuple[User, dict[str, str]]]]
+    """A logged-in browser's form, its CSRF field checked."""
+    page: Callable[..., Any]
+    """(request, template of this package, status=200, **context) -> the page."""
+    json: Callable[..., Any]
+    """(data, status=200) -> the JSON answer."""
+    see_other: Callable[[str], Any]
 
 
 @dataclass
@@ -814,6 +837,10 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
     routes.add_post("/ladder/{action:pause|resume|freeze|unfreeze}", organise_form)
     routes.add_post(f"/bots/{name}/{{action:disable|retire|enable}}", organise_form)
     routes.add_get("/static/{asset:ladder\\.(js|css)}", asset)
+    tools = RouteTools(api_user=api_user, needs_organiser=needs_organiser, body=api_body,
+                       form=form_of, page=page, json=_json, see_other=see_other)  # fmt: skip
+    for add_routes in hooks.extra_routes:
+        add_routes(routes, tools)
     routes.add_route("*", "/{tail:.*}", not_found)
     return app
 

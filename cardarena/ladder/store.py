@@ -1308,3 +1308,48 @@ class LadderStore:
             name=name, owner=str(owner), status=str(status), reason=reason, versions=versions,
             head_to_head=head, history=history, recent=self.games(name, limit=20), errors=errors,
         )  # fmt: skip
+
+
+@contextlib.contextmanager
+def reading(path: str) -> Iterator[LadderStore]:
+    """The ladder at ``path`` opened for reading only, without the server's lock (an export
+    while the server runs): SQLite's ``mode=ro`` follows the running server through its WAL
+    and writes nothing; a file without a WAL (no server) is read ``immutable``. Its reads
+    work as usual; any write fails. StoreError (one line) if it is not a ladder database."""
+    from urllib.parse import quote
+
+    _check_place(path, create=False)
+    uri = f"file:{quote(os.path.abspath(path))}"
+    tries = ("mode=ro", "mode=ro&immutable=1")
+    if not os.path.exists(f"{path}-wal"):
+        tries = tries[1:]
+    connection: sqlite3.Connection | None = None
+    last: sqlite3.Error | None = None
+    for options in tries:
+        try:
+            connection = sqlite3.connect(f"{uri}?{options}", uri=True, isolation_level=None,
+                                         timeout=30.0, check_same_thread=False)  # fmt: skip
+            connection.execute("PRAGMA query_only = ON")
+            connection.execute("SELECT name FROM sqlite_master").fetchall()
+            break
+        except sqlite3.DatabaseError as error:
+            if connection is not None:
+                connection.close()
+                connection = None
+            if "not a database" in str(error) or "malformed" in str(error):
+                raise StoreError(f"{path} {_describe(error)}") from None
+            last = error
+    if connection is None:
+        raise StoreError(f"{path} cannot be read: {last}")
+    store = LadderStore.__new__(LadderStore)
+    store.path, store.disable_rule, store._clock = path, DisableRule(), time.time
+    store._lock, store._changes, store._lock_fd, store._db = threading.RLock(), 0, None, connection
+    try:
+        if not store._check_schema():
+            raise StoreError(f"{path} is an empty database, not a ladder")
+        store._check_version()
+        yield store
+    except sqlite3.Error as error:
+        raise StoreError(f"{path} cannot be read: {error}") from None
+    finally:
+        store.close()

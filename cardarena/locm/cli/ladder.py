@@ -265,3 +265,6 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     submit.add_argument("--timeout", type=count, default=int(SUBMIT_TIMEOUT_S), metavar="S",
                         help="seconds to wait for the server (default %(default)s)")  # fmt: skip
     submit.set_defaults(run=_cmd_submit)
+    from .ladder_organise import add_commands as add_organiser_commands
+
+    add_organiser_commands(actions, type(ladder))  # admin, final, export

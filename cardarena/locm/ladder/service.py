@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import os
 import shutil
 import sqlite3
@@ -255,6 +256,10 @@ def serve(
             lease_s=lease_s,
         )
         recovered = scheduler.recover()
+        from ...ladder.final import FinalProgramme, ensure_tables
+
+        ensure_tables(store)
+        scheduler.programmes.append(FinalProgramme())
         if sandbox:
             sandbox = sandbox_available()
         builder = Builder(
@@ -338,6 +343,9 @@ def _web(
         max_upload_bytes=UploadLimits().upload_bytes,
         submitted=builder.wake,
     )
+    from ...ladder.final_web import final_routes
+
+    hooks = dataclasses.replace(hooks, extra_routes=(*hooks.extra_routes, final_routes(store)))
     # Descriptors the connection cap leaves to the rest of the process: the database's,
     # each worker's pipe and sentinel, a build's pipes.
     reserve = RESERVED_DESCRIPTORS + DESCRIPTORS_PER_WORKER * workers
