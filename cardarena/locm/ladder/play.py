@@ -120,13 +120,13 @@ class HumanGames:
         await self.sweep()
         if self.limit <= 0:
             raise GamesRefused(404, "this ladder plays no games against people")
+        command = self.command_of(bot)
+        if command is None:
+            raise GamesRefused(409, f"{bot} is not active: only an active bot can be played")
         if self.running() >= self.limit:
             raise GamesRefused(503, f"{self.running()} game(s) against people are being "
                                "played now, the most this ladder allows: try again in a few "
                                "minutes")  # fmt: skip
-        command = self.command_of(bot)
-        if command is None:
-            raise GamesRefused(409, f"{bot} is not active: only an active bot can be played")
         human = SEATS.get(seat, secrets.randbelow(2))
         specs = [HUMAN, command] if human == 0 else [command, HUMAN]
         params = resolve_parameters(self.version, {"seed": secrets.randbelow(1 << 31)})
