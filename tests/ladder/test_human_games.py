@@ -42,7 +42,7 @@ def test_the_cap_the_active_bots_and_idle_games() -> None:
         assert inactive.value.status == 409
         game = humans.find(first)
         assert game is not None and game.user == "alice" and game.seat == 0
-        assert game.session.names == ["human", "greedy"]  # its ladder name, not its command
+        assert game.session.names == ["alice", "greedy"]  # ladder names, not the command
         assert humans.find(first[:-1] + "x") is None
 
         clock.now += 61  # nobody asked for either page for a minute: both stopped
@@ -78,7 +78,7 @@ def test_only_its_starter_reaches_a_game() -> None:
             state = await client.get(f"/play/{key}/state?after=-1", headers=alice)
             view = await state.json()
             assert (
-                view["players"] == ["human", "greedy"] and view["decision"]["kind"] == "construct"
+                view["players"] == ["alice", "greedy"] and view["decision"]["kind"] == "construct"
             )
             plain = await client.post(f"/play/{key}/move", data="{}", headers=alice)
             assert plain.status == 415

@@ -137,7 +137,8 @@ class HumanGames:
                                   rivals=rivals)  # fmt: skip
         except ValueError as error:  # an unknown built-in: the ladder's data is wrong
             raise GamesRefused(409, f"{bot} cannot be played: {error}") from None
-        session.names[1 - human] = bot  # its name on the ladder, not its command line
+        session.names[human] = user  # names on the ladder, not "human" and a command line
+        session.names[1 - human] = bot
         keys = Keys()
         game = HumanGame(keys.play, user, bot, human, session, game_handlers(session, keys, 1))
         game.seen = self.clock()
