@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+from functools import partial
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("aiohttp")
 
-from cardarena.locm.ladder.play import GamesRefused, HumanGames
+from cardarena.ladder.store import LadderStore
+from cardarena.locm.ladder.play import GamesRefused, HumanGames, active_command
 
 
 class Clock:
@@ -71,7 +75,8 @@ def test_only_its_starter_reaches_a_game() -> None:
         async with TestClient(TestServer(root)) as client:
             alice = {"X-Who": "alice"}
             page = await client.get(f"/play/{key}/", headers=alice)
-            assert page.status == 200 and "play.js" in await page.text()
+            text = await page.text()
+            assert page.status == 200 and "play.js" in text and 'href="/bots/greedy"' in text
             assert (await client.get(f"/play/{key}/", headers={"X-Who": "bob"})).status == 403
             assert (await client.get(f"/play/{key}/")).status == 403
             assert (await client.get("/play/nokey/", headers=alice)).status == 404
@@ -91,3 +96,56 @@ def test_only_its_starter_reaches_a_game() -> None:
         assert humans.games == []  # the server's shutdown stopped the game
 
     asyncio.run(run())
+
+
+def test_a_bots_page_offers_a_game_to_a_logged_in_participant(tmp_path: Path) -> None:
+    """The ladder's own pages: the button for a participant only, the form's CSRF field,
+    the cap said on a page, an unknown bot."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from cardarena.ladder.api import StoreData
+    from cardarena.ladder.server import make_app
+    from cardarena.locm.ladder.web import locm_hooks
+
+    store = LadderStore(str(tmp_path / "ladder.db"))
+    store.configure(game="locm", version="1.5")
+    token = store.add_user("alice")
+    olga = store.user_for_token(store.add_user("olga"))
+    assert olga is not None
+    version = store.submit(olga, "greedy", "python", "bot.py", b"#", new_bot=True)
+    store.record_build(version, True, "built", "builtin:greedy", None)
+    store.set_status(version, "active")
+    csrf = re.compile(r'name="csrf" value="([^"]+)"')
+
+    async def run() -> None:
+        humans = HumanGames("1.5", partial(active_command, store), rivals=store.commands,
+                            limit=1)  # fmt: skip
+        app = make_app(StoreData(store), locm_hooks("1.5", play=humans))
+        async with TestClient(TestServer(app)) as client:
+            page = await (await client.get("/bots/greedy")).text()
+            assert 'id="play-login"' in page and 'id="play-form"' not in page
+            login = csrf.findall(await (await client.get("/me")).text())[0]
+            logged = await client.post("/login", data={"csrf": login, "token": token})
+            assert logged.status == 200  # followed to /me
+            page = await (await client.get("/bots/greedy")).text()
+            assert 'id="play-form"' in page
+            secret = csrf.findall(page)[0]
+            stale = await client.post("/bots/greedy/play", data={"csrf": "x"},
+                                      allow_redirects=False)  # fmt: skip
+            assert stale.status == 403 and humans.running() == 0
+            form = {"csrf": secret, "seat": "second"}
+            started = await client.post("/bots/greedy/play", data=form, allow_redirects=False)
+            assert started.status == 303
+            where = started.headers["Location"]
+            assert where.startswith("/play/") and (await client.get(where)).status == 200
+            assert humans.games[0].seat == 1 and humans.games[0].user == "alice"
+            full = await client.post("/bots/greedy/play", data=form, allow_redirects=False)
+            assert full.status == 503 and "try again" in await full.text()
+            missing = await client.post("/bots/nobody/play", data=form, allow_redirects=False)
+            assert missing.status == 404
+        assert humans.games == []
+
+    try:
+        asyncio.run(run())
+    finally:
+        store.close()

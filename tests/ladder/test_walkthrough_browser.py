@@ -138,7 +138,8 @@ def test_a_participant_submits_follows_replays_and_plays_their_bot(
         page.wait_for_selector('[data-action="PASS"], #end[data-winner]:not([hidden])',
                                timeout=WAIT_MS)  # fmt: skip
     assert page.locator("#events li").count() > events  # the referee's lines: both turns
-    assert page.text_content("#matchup") and opponent in (page.text_content("#matchup") or "")
+    assert page.text_content("#matchup") == f"alice vs {opponent}"
+    assert page.get_attribute("#back", "href") == f"/bots/{opponent}"  # back to the ladder
     assert page.evaluate("window.__violations") == []
     context.close()
 

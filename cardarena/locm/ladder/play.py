@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from ...ladder.store import LadderStore
 from ..engine.params import resolve_parameters
@@ -140,7 +141,9 @@ class HumanGames:
         session.names[human] = user  # names on the ladder, not "human" and a command line
         session.names[1 - human] = bot
         keys = Keys()
-        game = HumanGame(keys.play, user, bot, human, session, game_handlers(session, keys, 1))
+        back = (f"/bots/{quote(bot, safe='')}", "← ladder")
+        handlers = game_handlers(session, keys, 1, backlink=back)
+        game = HumanGame(keys.play, user, bot, human, session, handlers)
         game.seen = self.clock()
         game.task = asyncio.create_task(self._play(session))
         self.games.append(game)

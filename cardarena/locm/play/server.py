@@ -149,11 +149,13 @@ def make_app(session: GameSession, keys: Keys, middlewares: tuple[Any, ...] = ()
     return app
 
 
-def game_handlers(session: GameSession, keys: Keys, spectators: int = 32) -> dict[str, Any]:
+def game_handlers(session: GameSession, keys: Keys, spectators: int = 32,
+                  backlink: tuple[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
     """The request handlers of one game by name (``page``, ``asset``, ``state``, ``move``,
     ``log``, ``let_in``, ``refuse``), for :func:`make_app` and for servers that serve several
     games (the ladder's games against a person); each reads ``token`` (and ``name`` or
-    ``code``) from the request's ``match_info``."""
+    ``code``) from the request's ``match_info``. ``backlink``: (href, text) of a link on the
+    page back to where the game was started."""
     from aiohttp import web
 
     waiting = [0]
@@ -180,7 +182,7 @@ def game_handlers(session: GameSession, keys: Keys, spectators: int = 32) -> dic
                             content_type="application/json", headers=HEADERS)  # fmt: skip
 
     async def page(request: web.Request) -> web.Response:
-        text = render("cardarena.locm.play", "play.html", role=role(request))
+        text = render("cardarena.locm.play", "play.html", role=role(request), backlink=backlink)
         return web.Response(text=text, content_type="text/html", charset="utf-8",
                             headers=HEADERS)  # fmt: skip
 
