@@ -129,8 +129,9 @@ def shoot(address: str, token: str, out: Path) -> None:
                 moves.first.click()
                 page.wait_for_selector(f'body:not([data-decision="{old}"])')
             page.locator('[data-action="PASS"]').click()
-            page.wait_for_selector('[data-action="PASS"], #end:not([hidden])', timeout=60_000)
-        page.wait_for_timeout(1500)  # the bot's moves, shown one at a time, have been shown
+            # the bot's moves are shown one at a time; then the page says it is our turn
+            page.wait_for_selector('#status:has-text("your turn"), #end:not([hidden])',
+                                   timeout=60_000)  # fmt: skip
         save(page, out / "ladder-play.png")
         browser.close()
 
