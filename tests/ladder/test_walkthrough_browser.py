@@ -37,9 +37,9 @@ NEXT_DECISION = 'body[data-decision]:not([data-decision="{old}"]), #end[data-win
 
 
 @pytest.fixture(scope="module")
-def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Any]]:
+def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Any, Path]]:
     """``locm ladder serve`` over a ladder of a built-in bot (owned by olga); its address,
-    the token of alice, who has no bot yet, and the server's process."""
+    the token of alice, who has no bot yet, the server's process and its database."""
     db = tmp_path_factory.mktemp("walk") / "ladder.db"
     with LadderStore(str(db)) as store:
         store.configure(game="locm", version="1.5")
@@ -60,7 +60,7 @@ def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
         if not address.startswith("http://127.0.0.1:"):
             server.kill()
             raise AssertionError(f"no address: {address!r} {server.communicate()[1]}")
-        yield address, token, server
+        yield address, token, server, db
     finally:
         if server.poll() is None:
             server.kill()
@@ -76,10 +76,10 @@ def status_of(address: str, path: str) -> int:
 
 
 def test_a_participant_submits_follows_replays_and_plays_their_bot(
-    ladder: tuple[str, str, Any],
+    ladder: tuple[str, str, Any, Path],
     browser: Any,  # noqa: F811
 ) -> None:
-    address, token, server = ladder
+    address, token, server, db = ladder
     context = browser.new_context(viewport={"width": 1300, "height": 900})
     context.add_init_script(VIOLATIONS)
     page = context.new_page()
@@ -144,7 +144,23 @@ def test_a_participant_submits_follows_replays_and_plays_their_bot(
     context.close()
 
     # Ctrl-C with the game still on: the bot is stopped, the server ends cleanly
+    if opponent == "simple":
+        assert bots_running(f"{db}.builds"), "the bot of the game is not seen running"
     server.send_signal(signal.SIGINT)
     _out, err = server.communicate(timeout=WAIT_MS / 1000)
     assert server.returncode == 0, err
     assert "Traceback" not in err
+    assert not bots_running(f"{db}.builds"), "a bot of the ladder outlived its server"
+
+
+def bots_running(folder: str) -> list[str]:
+    """The command lines of the processes that run a program of ``folder``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # ended meanwhile, or not a process
+            continue
+        if folder in line:
+            found.append(line)
+    return found
