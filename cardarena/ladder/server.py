@@ -137,6 +137,23 @@ def _as_is(log: Mapping[str, Any], _hidden: frozenset[int]) -> Mapping[str, Any]
     return log
 
 
+class HumanPlay(Protocol):
+    """Games of a person against a ladder's bot in the browser, served under ``/play``."""
+
+    limit: int
+    """Games at once at most (0: none)."""
+
+    async def start(self, user: str, bot: str, seat: str) -> str:
+        """Start ``user``'s game against ``bot`` (``seat``: ``first``, ``second`` or else
+        either); its key, the address being ``/play/KEY/``. A ValueError with a one-line
+        reason (and ``status``, an HTTP status) when it cannot start."""
+        ...
+
+    def app(self, who: Callable[[web.Request], str | None]) -> web.Application:
+        """The games' pages, mounted at ``/play``; ``who`` names a request's participant."""
+        ...
+
+
 @dataclass(frozen=True)
 class LadderHooks:
     """What the game's side gives the server."""
@@ -158,6 +175,8 @@ class LadderHooks:
     extra_routes: tuple[Callable[[Any, RouteTools], None], ...] = ()
     """More pages and API routes (the final's, :mod:`.final_web`): each is called with the
     application's router and :class:`RouteTools`, before the catch-all route."""
+    play: HumanPlay | None = None
+    """Games of a person against a bot in the browser (None: the ladder offers none)."""
 
 
 @dataclass(frozen=True)
@@ -697,7 +716,9 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
         viewer = browser_user(request)
         bot = bot_details(request.match_info["name"], viewer)
         chart = rating_chart(bot.get("ratings") or [])
-        return page(request, "bot.html", bot=bot, chart=chart, interval=interval_text)
+        playable = hooks.play is not None and hooks.play.limit > 0
+        return page(request, "bot.html", bot=bot, chart=chart, interval=interval_text,
+                    playable=playable)  # fmt: skip
 
     async def user_page(request: web.Request) -> web.Response:
         name = request.match_info["name"]
@@ -813,6 +834,22 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
     async def not_found(_request: web.Request) -> web.Response:
         raise Refused(404, "no such page on this ladder")
 
+    async def play_form(request: web.Request) -> web.Response:
+        user, form = await form_of(request)
+        bot = request.match_info["name"]
+        bot_or_404(bot)
+        if hooks.play is None:
+            raise Refused(404, "this ladder plays no games against people")
+        try:
+            key = await hooks.play.start(user.name, bot, form.get("seat", ""))
+        except ValueError as error:
+            raise Refused(getattr(error, "status", 409), str(error)) from None
+        return see_other(f"/play/{_quote(key)}/")
+
+    def who(request: web.Request) -> str | None:
+        user = browser_user(request)
+        return None if user is None else user.name
+
     upload_cap = hooks.max_upload_bytes + 16 * MAX_FIELD_BYTES
     app = web.Application(middlewares=[*middlewares, same_origin_posts(), refusals],
                           client_max_size=max(upload_cap, MAX_JSON_BYTES))  # fmt: skip
@@ -836,6 +873,9 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
     routes.add_post("/me/submit", submit_form)
     routes.add_post("/ladder/{action:pause|resume|freeze|unfreeze}", organise_form)
     routes.add_post(f"/bots/{name}/{{action:disable|retire|enable}}", organise_form)
+    routes.add_post(f"/bots/{name}/play", play_form)
+    if hooks.play is not None:  # before the catch-all below
+        app.add_subapp("/play", hooks.play.app(who))
     routes.add_get("/static/{asset:ladder\\.(js|css)}", asset)
     tools = RouteTools(api_user=api_user, needs_organiser=needs_organiser, body=api_body,
                        form=form_of, page=page, json=_json, see_other=see_other)  # fmt: skip

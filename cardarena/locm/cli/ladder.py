@@ -13,7 +13,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from ...argtypes import count, port
+from ...argtypes import count, int_in, port
 from ...httpguard import add_http_options, limits_from
 from ...terminal import shown
 from ...tournaments.runner import BACKENDS
@@ -43,6 +43,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         from ...ladder.languages import load_languages
 
         extra["languages"] = load_languages(args.languages)  # LanguageError: one line, exit 2
+    if args.human_games is not None:
+        extra["human_games"] = args.human_games
     status = serve(
         db=args.db, version=args.version, host=args.host, port=args.port,
         workers=args.workers, backend=args.backend, address=args.address,
@@ -212,6 +214,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         help="a TOML (or .json) file that adds, replaces or removes languages "
         "(docs/ladder.md#languages)",
     )  # fmt: skip
+    serve.add_argument("--human-games", type=int_in(0, 64), metavar="N",
+                       help="games of participants against the bots in their browser at once "
+                       "(default 2; 0: none)")  # fmt: skip
     add_http_options(serve)
     serve.set_defaults(run=_cmd_serve)
 

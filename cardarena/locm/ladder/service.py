@@ -30,6 +30,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,10 +40,13 @@ from ...ladder.store import DEFAULT_LEASE_S, LadderStore
 from ...tournaments.runner import BACKENDS, Interrupted, run_tasks
 from ...tournaments.store import GameRecord
 from ..engine.rules import DEFAULT_VERSION, VERSIONS
+from ..play.server import DESCRIPTORS_PER_BOT
 from ..referee.cgroups import DEFAULT_MEMORY_MB, reap
 from ..referee.sandbox import available as sandbox_available
 from ..referee.sandbox import private_paths
 from .games import VALIDATION_OPPONENT, LadderGameTask, lost, make_task, play
+from .play import DEFAULT_LIMIT as HUMAN_GAMES
+from .play import HumanGames, active_command
 
 if TYPE_CHECKING:
     from ...httpguard import HttpLimits
@@ -227,12 +231,14 @@ def serve(
     max_in_flight: int = 2,
     lease_s: float = DEFAULT_LEASE_S,
     allow_unsandboxed_builds: bool = False,
+    human_games: int = HUMAN_GAMES,
 ) -> int:
     """Run the ladder over ``db`` until Ctrl-C or SIGTERM; the exit status (0).
 
     Bad input (a foreign database, one in use by another server, a port taken, an unknown
     version or backend) is a ValueError with a one-line reason, raised before any game.
     ``web`` False runs the games and the builds only (tests, a headless ladder).
+    ``human_games``: games of people against the bots in the browser at once (0: none).
     """
     if version not in VERSIONS:
         raise ValueError(f"unknown LOCM version {version!r}; known: {', '.join(VERSIONS)}")
@@ -266,8 +272,11 @@ def serve(
             store, builds_folder(db), languages, allow_unsandboxed=allow_unsandboxed_builds
         )
         if web:
+            humans = HumanGames(version, partial(active_command, store), rivals=store.commands,
+                              hidden=hidden, sandbox=sandbox, memory_mb=memory_mb,
+                              limit=human_games)  # fmt: skip
             web_thread = _web(store, version, languages, builder, host, port, limits,
-                              allowed_hosts, workers)  # fmt: skip
+                              allowed_hosts, workers, humans)  # fmt: skip
             print(web_thread.start(), flush=True)
         builder.rebuild_missing()  # before any game: each would be a crash
         builder.start()
@@ -329,6 +338,7 @@ def _web(
     limits: HttpLimits | None,
     allowed_hosts: tuple[str, ...],
     workers: int,
+    humans: HumanGames | None = None,
 ) -> WebThread:
     """The web server of the ladder: ladweb's application over the store, LOCM's hooks."""
     from ...ladder.api import StoreData
@@ -342,6 +352,7 @@ def _web(
         languages=tuple(sorted(languages)),
         max_upload_bytes=UploadLimits().upload_bytes,
         submitted=builder.wake,
+        play=humans,
     )
     from ...ladder.final_web import final_routes
 
@@ -349,6 +360,8 @@ def _web(
     # Descriptors the connection cap leaves to the rest of the process: the database's,
     # each worker's pipe and sentinel, a build's pipes.
     reserve = RESERVED_DESCRIPTORS + DESCRIPTORS_PER_WORKER * workers
+    if humans is not None:  # each game against a person runs a bot in this process
+        reserve += DESCRIPTORS_PER_BOT * humans.limit
     where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     return WebThread(
         lambda: start(data, hooks, host, port, limits, allowed_hosts, reserve=reserve), where

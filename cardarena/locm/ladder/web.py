@@ -8,7 +8,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ...ladder.server import LadderHooks
+from ...ladder.server import HumanPlay, LadderHooks
 from ...ladder.uploads import UploadLimits
 from ..viewer.page import viewer_html
 
@@ -44,6 +44,7 @@ def locm_hooks(
     max_upload_bytes: int = UploadLimits.upload_bytes,
     submitted: Callable[[dict[str, Any]], None] | None = None,
     changed: Callable[[], None] | None = None,
+    play: HumanPlay | None = None,
 ) -> LadderHooks:
     """The hooks of a LOCM ``version`` ladder for :func:`cardarena.ladder.server.make_app`."""
     return LadderHooks(
@@ -54,4 +55,5 @@ def locm_hooks(
         redact_log=redact_stderr,
         submitted=submitted,
         changed=changed,
+        play=play,
     )

@@ -66,6 +66,8 @@ ASSETS = {
     "play.js": ("play", "play.js", "text/javascript"),
     "play.css": ("play", "play.css", "text/css"),
 }
+ASSET_NAMES = "(board|play)\\.js|(viewer|play)\\.css"
+"""The files a game's page loads, beside it (a pattern of aiohttp's routes)."""
 
 
 class ServeError(ValueError):
@@ -134,6 +136,28 @@ def make_app(session: GameSession, keys: Keys, middlewares: tuple[Any, ...] = ()
     request is never closed for a newcomer: the person's requests need the other places)."""
     from aiohttp import web
 
+    handlers = game_handlers(session, keys, spectators)
+    # A larger body is refused (413) before it is read.
+    app = web.Application(middlewares=middlewares, client_max_size=MAX_MOVE_BYTES)
+    app.router.add_get("/open/{code}", handlers["let_in"])
+    app.router.add_get("/{token}/", handlers["page"])
+    app.router.add_get(f"/{{token}}/{{name:{ASSET_NAMES}}}", handlers["asset"])
+    app.router.add_get("/{token}/state", handlers["state"])
+    app.router.add_post("/{token}/move", handlers["move"])
+    app.router.add_get("/{token}/log.json", handlers["log"])
+    app.router.add_route("*", "/{tail:.*}", handlers["refuse"])
+    return app
+
+
+def game_handlers(session: GameSession, keys: Keys, spectators: int = 32,
+                  backlink: tuple[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+    """The request handlers of one game by name (``page``, ``asset``, ``state``, ``move``,
+    ``log``, ``let_in``, ``refuse``), for :func:`make_app` and for servers that serve several
+    games (the ladder's games against a person); each reads ``token`` (and ``name`` or
+    ``code``) from the request's ``match_info``. ``backlink``: (href, text) of a link on the
+    page back to where the game was started."""
+    from aiohttp import web
+
     waiting = [0]
 
     def role(request: web.Request) -> str:
@@ -158,7 +182,7 @@ def make_app(session: GameSession, keys: Keys, middlewares: tuple[Any, ...] = ()
                             content_type="application/json", headers=HEADERS)  # fmt: skip
 
     async def page(request: web.Request) -> web.Response:
-        text = render("cardarena.locm.play", "play.html", role=role(request))
+        text = render("cardarena.locm.play", "play.html", role=role(request), backlink=backlink)
         return web.Response(text=text, content_type="text/html", charset="utf-8",
                             headers=HEADERS)  # fmt: skip
 
@@ -227,16 +251,8 @@ def make_app(session: GameSession, keys: Keys, middlewares: tuple[Any, ...] = ()
         raise web.HTTPForbidden(text="this address is not the game's: use the address that "
                                 "locm play printed (it carries the game's token)\n")  # fmt: skip
 
-    # A larger body is refused (413) before it is read.
-    app = web.Application(middlewares=middlewares, client_max_size=MAX_MOVE_BYTES)
-    app.router.add_get("/open/{code}", let_in)
-    app.router.add_get("/{token}/", page)
-    app.router.add_get("/{token}/{name:(board|play)\\.js|(viewer|play)\\.css}", asset)
-    app.router.add_get("/{token}/state", state)
-    app.router.add_post("/{token}/move", move)
-    app.router.add_get("/{token}/log.json", log)
-    app.router.add_route("*", "/{tail:.*}", refuse)
-    return app
+    return {"page": page, "asset": asset, "state": state, "move": move, "log": log,
+            "let_in": let_in, "refuse": refuse}  # fmt: skip
 
 
 async def play_session(

@@ -116,11 +116,14 @@ class GameSession:
         bot_env: Sequence[tuple[str, str]] = (),
         memory_mb: int | None = DEFAULT_MEMORY_MB,
         on_interrupted: Callable[[dict[str, Any]], None] | None = None,
+        hidden: Sequence[str] = (),
+        rivals: Sequence[str] = (),
     ) -> None:
         """``specs``: per seat, ``human`` or a bot spec (as ``locm play`` takes them); bots
         are made as ``locm play`` makes them (``sandbox``, ``bot_env``, ``memory_mb``: see
-        make_player); ``on_interrupted`` gets the log of what was played if the game is
-        stopped before its end (see run_game)."""
+        make_player, as are ``hidden`` and ``rivals``: files the bot may not open);
+        ``on_interrupted`` gets the log of what was played if the game is stopped before its
+        end (see run_game)."""
         self.on_interrupted = on_interrupted
         self.specs = tuple(specs)
         self.params = params
@@ -141,8 +144,9 @@ class GameSession:
             else:
                 seed = agent_seed(params, seat)
                 bot = make_player(
-                    spec, seed, time_control.scale, sandbox, bot_env=bot_env, memory_mb=memory_mb
-                )
+                    spec, seed, time_control.scale, sandbox, hidden=hidden, bot_env=bot_env,
+                    memory_mb=memory_mb, rivals=rivals,
+                )  # fmt: skip
                 self.players.append(self._watched(bot, seat))
         self.names = [player.name for player in self.players]
         self.seq = 0
