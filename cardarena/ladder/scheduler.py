@@ -25,10 +25,14 @@ from __future__ import annotations
 
 import random
 import uuid
+from typing import TYPE_CHECKING
 
 from ..tournaments.store import GameRecord
 from .matchmaking import choose_pairing
 from .store import DEFAULT_LEASE_S, LadderStore, LeasedGame
+
+if TYPE_CHECKING:
+    from .abtests import AbTests
 
 JAVA_LONG_BITS = 64
 
@@ -51,6 +55,7 @@ class Scheduler:
         min_games: int = 20,
         lease_s: float = DEFAULT_LEASE_S,
         rng: random.Random | None = None,
+        ab: AbTests | None = None,
     ) -> None:
         if validation_pairs < 1:
             raise ValueError("validation needs at least one pair of games")
@@ -63,6 +68,8 @@ class Scheduler:
         self.min_games = min_games
         self.lease_s = lease_s
         self.rng = rng or random.Random()
+        self.ab = ab
+        """The A/B tests (:mod:`.abtests`): their pairs take turns with the rated ones."""
         self.owner = f"server-{uuid.uuid4().hex[:12]}"
         """The lease owner: this run of the server (a restart is another owner)."""
 
@@ -88,6 +95,8 @@ class Scheduler:
         game = store.lease(self.owner, self.lease_s)
         if game is not None:
             return game
+        if self.ab is not None and self.ab.take_turn(self.rng):
+            return store.lease(self.owner, self.lease_s)
         pairing = choose_pairing(
             store.entrants(),
             self.rng,
@@ -95,10 +104,17 @@ class Scheduler:
             min_games=self.min_games,
         )
         if pairing is None:
+            if self.ab is not None and self.ab.take_turn(self.rng, alone=True):
+                return store.lease(self.owner, self.lease_s)
             return None
         store.queue_pair("rated", random_seed(self.rng), *pairing)
+        if self.ab is not None:
+            self.ab.rated_turn()
         return store.lease(self.owner, self.lease_s)
 
     def record(self, game: int, result: GameRecord) -> bool:
         """Store a game's result; False if it was already stored (it counts once)."""
-        return self.store.finish(game, result)
+        stored = self.store.finish(game, result)
+        if stored and self.ab is not None:
+            self.ab.collect()  # a pair of A/B games may be complete
+        return stored
