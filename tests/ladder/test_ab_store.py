@@ -174,7 +174,7 @@ def test_rate_limits(tmp_path: Path) -> None:
             now[0] += 60
     with pytest.raises(Throttled) as refused:
         check_submission(store, alice, limits)
-    assert refused.value.retry_after == 3600 - 120  # when the first one leaves the hour
+    assert refused.value.retry_after == 3600 - 240  # when her first one leaves the hour
     assert "at most 2 submissions per hour" in str(refused.value)
     check_submission(store, boss, limits)  # organisers are exempt
     now[0] += refused.value.retry_after
