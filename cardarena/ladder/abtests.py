@@ -19,17 +19,15 @@ from __future__ import annotations
 
 import math
 import os
-import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .scheduler import random_seed
 from .sprt import ALPHA, BETA, DEFAULT_ELO0, DEFAULT_ELO1, Sprt
 from .store import LadderError, LadderStore, User
 
-__all__ = ["AB_STATES", "AbSettings", "AbTests", "SUGGESTED_ELO1"]
+__all__ = ["AB_STATES", "SUGGESTED_ELO1", "AbSettings", "AbTests"]
 
 AB_STATES = ("running", "accepted", "rejected", "stopped", "budget")
 """``running`` until a verdict (``accepted``: A is better by ``elo1``; ``rejected``: it is not
@@ -388,10 +386,10 @@ class AbTests:
         """The scheduler queued a rated pair: the next new pair may be an A/B one."""
         self._last_turn_ab = False
 
-    def take_turn(self, rng: random.Random, *, alone: bool = False) -> bool:
+    def take_turn(self, seed: Callable[[], int], *, alone: bool = False) -> bool:
         """Queue the next pair of a running test if it is A/B's turn (every other new pair;
-        ``alone``: no rated pair can be made now) and the A/B share of the workers has room.
-        True if a pair was queued."""
+        ``alone``: no rated pair can be made now) and the A/B share of the workers has room;
+        ``seed`` gives the pair's seed. True if a pair was queued."""
         if self._last_turn_ab and not alone:
             return False
         self.collect()
@@ -421,10 +419,11 @@ class AbTests:
                 if int(pairs) >= int(budget):
                     continue  # its last pairs are in play
                 # A crash between these two writes leaves two unrated games counted nowhere.
-                pair = self.store.queue_pair("ab", random_seed(rng), int(a), int(b))
+                pair = self.store.queue_pair("ab", seed(), int(a), int(b))
                 with self.store.transaction():
                     db.execute(
-                        "INSERT OR REPLACE INTO ab_pairs (pair, test, a_first, b_first) VALUES (?, ?, ?, ?)",
+                        "INSERT OR REPLACE INTO ab_pairs (pair, test, a_first, b_first) "
+                        "VALUES (?, ?, ?, ?)",
                         (pair, int(test), int(a), int(b)),
                     )
                 self._last_turn_ab = True

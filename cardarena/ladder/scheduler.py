@@ -73,6 +73,9 @@ class Scheduler:
         self.owner = f"server-{uuid.uuid4().hex[:12]}"
         """The lease owner: this run of the server (a restart is another owner)."""
 
+    def _seed(self) -> int:
+        return random_seed(self.rng)
+
     def recover(self) -> int:
         """At start-up: queue again every game a previous run leased and did not finish."""
         return self.store.expire_leases(every=True)
@@ -95,7 +98,7 @@ class Scheduler:
         game = store.lease(self.owner, self.lease_s)
         if game is not None:
             return game
-        if self.ab is not None and self.ab.take_turn(self.rng):
+        if self.ab is not None and self.ab.take_turn(self._seed):
             return store.lease(self.owner, self.lease_s)
         pairing = choose_pairing(
             store.entrants(),
@@ -104,7 +107,7 @@ class Scheduler:
             min_games=self.min_games,
         )
         if pairing is None:
-            if self.ab is not None and self.ab.take_turn(self.rng, alone=True):
+            if self.ab is not None and self.ab.take_turn(self._seed, alone=True):
                 return store.lease(self.owner, self.lease_s)
             return None
         store.queue_pair("rated", random_seed(self.rng), *pairing)

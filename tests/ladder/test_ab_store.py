@@ -145,7 +145,7 @@ def test_pairs_take_turns_decide_and_never_rate(
 def test_rejected_budget_and_a_withdrawn_version(
     ladder: tuple[LadderStore, AbTests, Scheduler, list[User]],
 ) -> None:
-    store, tests, scheduler, (alice, bob, _carol) = ladder
+    store, tests, scheduler, (alice, _bob, _carol) = ladder
     losing = tests.create(alice, "a", "c", 0, 400)
     play_all(store, scheduler, 24, winner_a=False)
     assert tests.get(losing, alice)["state"] == "rejected"  # type: ignore[index]

@@ -43,6 +43,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         from ...ladder.languages import load_languages
 
         extra["languages"] = load_languages(args.languages)  # LanguageError: one line, exit 2
+    from .ladder_ab import serve_options
+
+    extra.update(serve_options(args))
     status = serve(
         db=args.db, version=args.version, host=args.host, port=args.port,
         workers=args.workers, backend=args.backend, address=args.address,
@@ -213,6 +216,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "(docs/ladder.md#languages)",
     )  # fmt: skip
     add_http_options(serve)
+    from .ladder_ab import add_ab_command, add_serve_options
+
+    add_serve_options(serve)
     serve.set_defaults(run=_cmd_serve)
 
     user = actions.add_parser(
@@ -265,3 +271,4 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     submit.add_argument("--timeout", type=count, default=int(SUBMIT_TIMEOUT_S), metavar="S",
                         help="seconds to wait for the server (default %(default)s)")  # fmt: skip
     submit.set_defaults(run=_cmd_submit)
+    add_ab_command(actions)

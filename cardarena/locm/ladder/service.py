@@ -32,7 +32,9 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...ladder.abtests import AbSettings, AbTests
 from ...ladder.languages import LANGUAGES, Language
+from ...ladder.limits import RateLimits
 from ...ladder.scheduler import Scheduler
 from ...ladder.store import DEFAULT_LEASE_S, LadderStore
 from ...tournaments.runner import BACKENDS, Interrupted, run_tasks
@@ -226,12 +228,16 @@ def serve(
     max_in_flight: int = 2,
     lease_s: float = DEFAULT_LEASE_S,
     allow_unsandboxed_builds: bool = False,
+    rate_limits: RateLimits | None = None,
+    ab_settings: AbSettings | None = None,
 ) -> int:
     """Run the ladder over ``db`` until Ctrl-C or SIGTERM; the exit status (0).
 
     Bad input (a foreign database, one in use by another server, a port taken, an unknown
     version or backend) is a ValueError with a one-line reason, raised before any game.
     ``web`` False runs the games and the builds only (tests, a headless ladder).
+    ``rate_limits``: per participant (organisers exempt); ``ab_settings``: the A/B tests'
+    budget, share of the workers and tests at once (None: the defaults).
     """
     if version not in VERSIONS:
         raise ValueError(f"unknown LOCM version {version!r}; known: {', '.join(VERSIONS)}")
@@ -248,11 +254,13 @@ def serve(
     builder: Builder | None = None
     try:
         store.configure(game="locm", version=version)
+        ab_tests = AbTests(store, ab_settings or AbSettings(), workers)
         scheduler = Scheduler(
             store,
             validation_opponent=validation_opponent,
             max_in_flight=max_in_flight,
             lease_s=lease_s,
+            ab=ab_tests,
         )
         recovered = scheduler.recover()
         if sandbox:
@@ -261,8 +269,9 @@ def serve(
             store, builds_folder(db), languages, allow_unsandboxed=allow_unsandboxed_builds
         )
         if web:
+            ab_web = (ab_tests, rate_limits or RateLimits())
             web_thread = _web(store, version, languages, builder, host, port, limits,
-                              allowed_hosts, workers)  # fmt: skip
+                              allowed_hosts, workers, ab=ab_web)  # fmt: skip
             print(web_thread.start(), flush=True)
         builder.rebuild_missing()  # before any game: each would be a crash
         builder.start()
@@ -324,8 +333,10 @@ def _web(
     limits: HttpLimits | None,
     allowed_hosts: tuple[str, ...],
     workers: int,
+    ab: tuple[AbTests, RateLimits] | None = None,
 ) -> WebThread:
     """The web server of the ladder: ladweb's application over the store, LOCM's hooks."""
+    from ...ladder.abweb import AbWeb
     from ...ladder.api import StoreData
     from ...ladder.server import start
     from ...ladder.uploads import UploadLimits
@@ -342,6 +353,8 @@ def _web(
     # each worker's pipe and sentinel, a build's pipes.
     reserve = RESERVED_DESCRIPTORS + DESCRIPTORS_PER_WORKER * workers
     where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    ab_web = None if ab is None else AbWeb(*ab)
     return WebThread(
-        lambda: start(data, hooks, host, port, limits, allowed_hosts, reserve=reserve), where
+        lambda: start(data, hooks, host, port, limits, allowed_hosts, reserve=reserve, ab=ab_web),
+        where,
     )
