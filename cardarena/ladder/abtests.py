@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .api import iso_time
 from .sprt import ALPHA, BETA, DEFAULT_ELO0, DEFAULT_ELO1, Sprt
 from .store import LadderError, LadderStore, User
 
@@ -259,8 +260,8 @@ class AbTests:
             "score": None if not sum(counts) else round(
                 sum(c * s for c, s in zip(counts, (0, 0.5, 1, 1.5, 2), strict=True))
                 / (2 * sum(counts)), 4),
-            "created": row[16],
-            "finished": row[17],
+            "created": iso_time(row[16]),
+            "finished": iso_time(row[17]),
         }  # fmt: skip
 
     def mine(self, user: User, limit: int = 50) -> list[dict[str, Any]]:
