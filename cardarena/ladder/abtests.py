@@ -324,36 +324,53 @@ class AbTests:
             self._sprts[test] = sprt
         return sprt
 
+    def _finished_pairs(self) -> list[tuple[int, int, tuple[float, float] | None]]:
+        """(pair, test, A's two scores) of every open pair whose games are both done, in
+        the order of the pairs; scores None for a pair to drop: its games are gone (a version
+        withdrawn) or the platform failed one."""
+        db = self.store.db
+        found: list[tuple[int, int, tuple[float, float] | None]] = []
+        open_pairs = db.execute(
+            "SELECT p.pair, p.test, p.a_first FROM ab_pairs p INDEXED BY ab_pairs_open "
+            "WHERE p.finished_order IS NULL ORDER BY p.pair"
+        ).fetchall()
+        for pair, test, a_first in open_pairs:
+            games = db.execute(
+                "SELECT first, state, winner, error_kind FROM games WHERE pair = ? "
+                "AND kind = 'ab' ORDER BY id",
+                (pair,),
+            ).fetchall()
+            if len(games) == 2 and any(state != "done" for _f, state, _w, _e in games):
+                continue
+            if len(games) < 2 or any(error == "referee" for _f, _s, _w, error in games):
+                found.append((int(pair), int(test), None))
+                continue
+            first, second = (  # A's seat: 0 where it was the first seat's version
+                0.5 if winner is None else 1.0 if winner == (0 if at_0 == a_first else 1) else 0.0
+                for at_0, _state, winner, _error in games
+            )
+            found.append((int(pair), int(test), (first, second)))
+        return found
+
     def collect(self) -> int:
         """Count every pair of A/B games whose two games are done, in the order they are
-        seen finished; drop pairs whose games are gone (a version withdrawn) or that the
-        platform failed. Decides the tests. Returns how many pairs were counted."""
-        counted = 0
-        with self.store.transaction() as db:
-            open_pairs = db.execute(
-                "SELECT p.pair, p.test, p.a_first FROM ab_pairs p INDEXED BY ab_pairs_open "
-                "WHERE p.finished_order IS NULL"
-            ).fetchall()
-            for pair, test, a_first in open_pairs:
-                games = db.execute(
-                    "SELECT first, state, winner, error_kind FROM games WHERE pair = ? "
-                    "AND kind = 'ab' ORDER BY id",
-                    (pair,),
-                ).fetchall()
-                if len(games) < 2:
-                    db.execute("DELETE FROM ab_pairs WHERE pair = ?", (pair,))
-                    continue
-                if any(state != "done" for _f, state, _w, _e in games):
-                    continue
-                if any(error == "referee" for _f, _s, _w, error in games):
-                    db.execute("DELETE FROM ab_pairs WHERE pair = ?", (pair,))
-                    continue
-                scores = []
-                for first, _state, winner, _error in games:
-                    seat_a = 0 if int(first) == int(a_first) else 1
-                    scores.append(0.5 if winner is None else 1.0 if winner == seat_a else 0.0)
-                self._count(test, pair, scores[0], scores[1])
-                counted += 1
+        seen finished (a write only when there is one: the scheduler asks often); drop
+        pairs that count for nothing. Decides the tests. Returns how many pairs counted."""
+        with self.store._lock:
+            if not self._finished_pairs():
+                return 0
+            counted = 0
+            try:
+                with self.store.transaction() as db:
+                    for pair, test, scores in self._finished_pairs():
+                        if scores is None:
+                            db.execute("DELETE FROM ab_pairs WHERE pair = ?", (pair,))
+                            continue
+                        self._count(test, pair, *scores)
+                        counted += 1
+            except BaseException:
+                self._sprts.clear()  # replayed from the file when next needed
+                raise
         return counted
 
     def _count(self, test: int, pair: int, first: float, second: float) -> None:

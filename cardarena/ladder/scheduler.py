@@ -13,7 +13,8 @@ never behind a long precomputed queue. Order of business:
    (:func:`cardarena.ladder.matchmaking.choose_pairing`: new versions first, an opponent
    near in rating, never two bots of one owner, at most ``max_in_flight`` games queued or
    playing per version, both games of the pair included), the same seed with the seats
-   swapped.
+   swapped; every other new pair may instead be a pair of a running A/B test
+   (:mod:`.abtests`: unrated, within its share of the workers).
 
 Results go back through :meth:`Scheduler.record` (the store moves the ratings in the same
 transaction, counts a game once, and disables a version that keeps losing by its own errors).
