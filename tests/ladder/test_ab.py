@@ -18,7 +18,9 @@ import pytest
 
 from cardarena.ladder.store import LadderStore
 from cardarena.locm.cli.ladder import multipart
+from tests.browser import browser  # noqa: F401 (the module-scoped Chromium)
 from tests.ladder.server_fixture import Ladder, request
+from tests.ladder.test_server_browser import VIOLATIONS, WAIT_MS
 from tests.ladder.test_server import log_in
 from tests.ladder.test_service import rows
 
@@ -46,11 +48,12 @@ def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ladder]:
     db = tmp_path_factory.mktemp("ab") / "ladder.db"
     with LadderStore(str(db)) as store:
         store.configure(game="locm", version="1.5")
-        tokens = {name: store.add_user(name) for name in ("alice", "bob", "carol")}
+        tokens = {name: store.add_user(name) for name in ("alice", "bob", "carol", "dora")}
         tokens["boss"] = store.add_user("boss", organiser=True)
         playing(store, tokens["alice"], "mine", "builtin:random", "builtin:greedy")
         playing(store, tokens["bob"], "rival", "builtin:pass", "builtin:random")
         playing(store, tokens["carol"], "other", "builtin:pass")
+        playing(store, tokens["dora"], "hers", "builtin:random", "builtin:greedy")
     server = subprocess.Popen(
         [*CLI, "serve", "--db", str(db), "--port", "0", "--workers", "2",
          "--submissions-per-hour", "1", "--ab-per-day", "2", "--ab-at-once", "1"],
@@ -197,3 +200,31 @@ def test_rate_limits_answer_429_with_retry_after(ladder: Ladder) -> None:
     status, boss, _ = call(ladder, "POST", "/api/ab", "boss", {"a": "rival", "b": "mine"})
     assert status == 201, boss  # organisers are exempt (and may test any version)
     call(ladder, "POST", f"/api/ab/{boss['id']}/stop", "boss")
+
+
+def test_a_person_starts_a_test_from_the_form_and_watches_it_decide(
+    ladder: Ladder,
+    browser: Any,  # noqa: F811
+) -> None:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    context.add_init_script(VIOLATIONS)
+    try:
+        page = context.new_page()
+        page.goto(ladder.base + "me")
+        page.fill("#token", ladder.tokens["dora"])
+        page.click("#login button[type=submit]")
+        page.wait_for_selector("#ab-form", timeout=WAIT_MS)
+        assert page.input_value("#ab-elo1") == "20"  # the suggested bounds
+        page.fill("#ab-a", "hers")
+        page.fill("#ab-b", "hers.v1")
+        page.fill("#ab-elo1", "400")
+        page.click("#ab-start")
+        page.wait_for_selector("#ab-test", timeout=WAIT_MS)
+        assert "hers.v2 against hers.v1" in (page.text_content("h1") or "")
+        # the page's script follows the test to its verdict, without a reload
+        page.wait_for_selector("#ab-state.ab-accepted", timeout=WAIT_MS)
+        assert int(page.text_content("#ab-pairs") or 0) >= 5
+        assert page.query_selector("#ab-stop") is None  # the verdict took the Stop button away
+        assert page.evaluate("window.__violations") == []
+    finally:
+        context.close()

@@ -27,7 +27,7 @@
     const span = test.bounds[1] - test.bounds[0];
     $("ab-progress").value = Math.max(0, Math.min(1000, Math.round(((test.llr - test.bounds[0]) / span) * 1000)));
     const stop = $("ab-stop");
-    if (stop && test.state !== "running") stop.hidden = true;
+    if (stop && test.state !== "running") stop.remove();
     return test.state === "running" || test.pairs_in_flight > 0;
   }
 
