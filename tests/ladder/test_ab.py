@@ -20,8 +20,8 @@ from cardarena.ladder.store import LadderStore
 from cardarena.locm.cli.ladder import multipart
 from tests.browser import browser  # noqa: F401 (the module-scoped Chromium)
 from tests.ladder.server_fixture import Ladder, request
-from tests.ladder.test_server_browser import VIOLATIONS, WAIT_MS
 from tests.ladder.test_server import log_in
+from tests.ladder.test_server_browser import VIOLATIONS, WAIT_MS
 from tests.ladder.test_service import rows
 
 CLI = [sys.executable, "-m", "cardarena.locm", "ladder"]
