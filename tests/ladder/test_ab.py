@@ -1,8 +1,9 @@
 """A/B tests against a real ``locm ladder serve`` on a real port, with real (in-process
 built-in) games: ``locm ladder ab --wait`` follows a test to its SPRT verdict over HTTP, the
 A/B games move no rating, a test is its owner's only, one may not test another's version that
-does not play, the live page and the form, and the rate limits answer 429 with Retry-After
-(organisers exempt)."""
+does not play, the live page and the form (and, in Chromium, a person who starts a test from
+the form and watches its page reach the verdict), and the rate limits answer 429 with
+Retry-After (organisers exempt)."""
 
 from __future__ import annotations
 
