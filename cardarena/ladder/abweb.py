@@ -131,11 +131,13 @@ def add_routes(routes: Any, ab: AbWeb, tools: WebTools) -> None:
         user = tools.needs_user(tools.api_user(request, cookie=True))
         return _json({"tests": ab.tests.mine(user)})
 
+    def stop(user: User, shown: Mapping[str, Any]) -> None:
+        by = "an organiser" if user.organiser and shown["owner"] != user.name else "its owner"
+        ab.tests.stop(int(shown["id"]), user, f"stopped by {by}")
+
     async def api_stop(request: web.Request) -> web.Response:
         user = tools.needs_user(tools.api_user(request, cookie=False))
-        shown = test_of(request, user)
-        ab.tests.stop(int(shown["id"]), user, "stopped by an organiser" if user.organiser
-                      and shown["owner"] != user.name else "stopped by its owner")  # fmt: skip
+        stop(user, test_of(request, user))
         return _json(test_of(request, user))
 
     async def test_page(request: web.Request) -> web.Response:
@@ -170,7 +172,7 @@ def add_routes(routes: Any, ab: AbWeb, tools: WebTools) -> None:
     async def stop_form(request: web.Request) -> web.Response:
         user, _form = await tools.form_of(request)
         shown = test_of(request, user)
-        ab.tests.stop(int(shown["id"]), user)
+        stop(user, shown)
         return tools.see_other(f"/ab/{shown['id']}")
 
     async def script(_request: web.Request) -> web.Response:

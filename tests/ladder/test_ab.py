@@ -200,7 +200,17 @@ def test_rate_limits_answer_429_with_retry_after(ladder: Ladder) -> None:
     assert run.returncode == 1 and "refused (429)" in run.stderr and "Retry-After" in run.stderr
     status, boss, _ = call(ladder, "POST", "/api/ab", "boss", {"a": "rival", "b": "mine"})
     assert status == 201, boss  # organisers are exempt (and may test any version)
-    call(ladder, "POST", f"/api/ab/{boss['id']}/stop", "boss")
+    cookie, csrf = log_in(ladder, "boss")  # the Stop button of the test's page
+    stopped = request(
+        ladder,
+        "POST",
+        f"/ab/{boss['id']}/stop",
+        f"csrf={csrf}".encode(),
+        {"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie},
+    )
+    assert stopped.status == 303 and stopped.headers["Location"] == f"/ab/{boss['id']}"
+    _status, shown, _ = call(ladder, "GET", f"/api/ab/{boss['id']}", "boss")
+    assert (shown["state"], shown["reason"]) == ("stopped", "stopped by its owner")
 
 
 def test_a_person_starts_a_test_from_the_form_and_watches_it_decide(
