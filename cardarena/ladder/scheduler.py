@@ -13,7 +13,8 @@ never behind a long precomputed queue. Order of business:
    (:func:`cardarena.ladder.matchmaking.choose_pairing`: new versions first, an opponent
    near in rating, never two bots of one owner, at most ``max_in_flight`` games queued or
    playing per version, both games of the pair included), the same seed with the seats
-   swapped.
+   swapped; every other new pair may instead be a pair of a running A/B test
+   (:mod:`.abtests`: unrated, within its share of the workers).
 
 Results go back through :meth:`Scheduler.record` (the store moves the ratings in the same
 transaction, counts a game once, and disables a version that keeps losing by its own errors).
@@ -25,11 +26,14 @@ from __future__ import annotations
 
 import random
 import uuid
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..tournaments.store import GameRecord
 from .matchmaking import choose_pairing
 from .store import DEFAULT_LEASE_S, LadderStore, LeasedGame
+
+if TYPE_CHECKING:
+    from .abtests import AbTests
 
 JAVA_LONG_BITS = 64
 
@@ -65,6 +69,7 @@ class Scheduler:
         min_games: int = 20,
         lease_s: float = DEFAULT_LEASE_S,
         rng: random.Random | None = None,
+        ab: AbTests | None = None,
     ) -> None:
         if validation_pairs < 1:
             raise ValueError("validation needs at least one pair of games")
@@ -77,10 +82,15 @@ class Scheduler:
         self.min_games = min_games
         self.lease_s = lease_s
         self.rng = rng or random.Random()
+        self.ab = ab
+        """The A/B tests (:mod:`.abtests`): their pairs take turns with the rated ones."""
         self.owner = f"server-{uuid.uuid4().hex[:12]}"
         """The lease owner: this run of the server (a restart is another owner)."""
         self.programmes: list[Programme] = []
         """Organised play (:class:`Programme`: the final), asked in turn before rated pairs."""
+
+    def _seed(self) -> int:
+        return random_seed(self.rng)
 
     def recover(self) -> int:
         """At start-up: queue again every game a previous run leased and did not finish."""
@@ -109,8 +119,11 @@ class Scheduler:
                 game = store.lease(self.owner, self.lease_s)
                 if game is not None:
                     return game
+        # A final holds rated games and A/B tests alike: every worker plays the final.
         if any(programme.holds_rated_play(store) for programme in self.programmes):
             return None
+        if self.ab is not None and self.ab.take_turn(self._seed):
+            return store.lease(self.owner, self.lease_s)
         pairing = choose_pairing(
             store.entrants(),
             self.rng,
@@ -118,10 +131,17 @@ class Scheduler:
             min_games=self.min_games,
         )
         if pairing is None:
+            if self.ab is not None and self.ab.take_turn(self._seed, alone=True):
+                return store.lease(self.owner, self.lease_s)
             return None
         store.queue_pair("rated", random_seed(self.rng), *pairing)
+        if self.ab is not None:
+            self.ab.rated_turn()
         return store.lease(self.owner, self.lease_s)
 
     def record(self, game: int, result: GameRecord) -> bool:
         """Store a game's result; False if it was already stored (it counts once)."""
-        return self.store.finish(game, result)
+        stored = self.store.finish(game, result)
+        if stored and self.ab is not None:
+            self.ab.collect()  # a pair of A/B games may be complete
+        return stored

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from aiohttp import web
 
     from ..httpguard import HttpLimits
+    from .abweb import AbWeb
 
 WEB = "cardarena.ladder.web"
 """The package of the templates, the style sheet and the script."""
@@ -92,10 +93,12 @@ ASSETS = {"ladder.js": "text/javascript", "ladder.css": "text/css"}
 class Refused(Exception):
     """A request the ladder refuses: ``status`` and a one-line reason for the person."""
 
-    def __init__(self, status: int, reason: str) -> None:
+    def __init__(self, status: int, reason: str, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(reason)
         self.status = status
         self.reason = reason
+        self.headers = dict(headers or {})
+        """Added to the answer (``Retry-After`` of a request over a rate limit)."""
 
 
 class LadderData(Protocol):
@@ -483,10 +486,10 @@ def check_upload(data: bytes, filename: str) -> None:
         unpack(data, filename, Path(folder) / "upload", limits)
 
 
-def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
-             middlewares: Sequence[Any] = ()) -> web.Application:  # fmt: skip
+def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(), middlewares: Sequence[Any] = (),
+             ab: AbWeb | None = None) -> web.Application:  # fmt: skip
     """The aiohttp application of a ladder over ``data``; ``middlewares`` (the connection
-    guard's) run first."""
+    guard's) run first; ``ab``: the A/B tests and the rate limits (:mod:`.abweb`)."""
     from aiohttp import web
 
     sessions = Sessions()
@@ -566,11 +569,14 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
         except Refused as caught:
             refused = caught
         if wants_json(request):
-            return _json({"error": refused.reason}, refused.status)
-        try:
-            return page(request, "error.html", refused.status, message=refused.reason)
-        except StoreError:
-            return web.Response(status=refused.status, text=f"{refused.reason}\n")
+            answer = _json({"error": refused.reason}, refused.status)
+        else:
+            try:
+                answer = page(request, "error.html", refused.status, message=refused.reason)
+            except StoreError:
+                answer = web.Response(status=refused.status, text=f"{refused.reason}\n")
+        answer.headers.update(refused.headers)
+        return answer
 
     # ------------------------------------------------------------ JSON API
     async def api_leaderboard(_request: web.Request) -> web.Response:
@@ -644,6 +650,13 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
             raise Refused(400, f"unknown language {language!r}: this ladder takes "
                           f"{', '.join(hooks.languages)}")  # fmt: skip
         new_bot = fields.get("new_bot", "").strip().lower() in ("1", "true", "yes", "on")
+        if ab is not None:
+            from .limits import Throttled
+
+            try:
+                ab.check_submission(user)
+            except Throttled as over:
+                raise Refused(429, str(over), {"Retry-After": str(over.retry_after)}) from None
         loop = asyncio.get_running_loop()
         try:  # a broken archive is refused now, with its reason, not at the build
             await loop.run_in_executor(None, check_upload, upload.data, upload.filename)
@@ -784,7 +797,9 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
                 raise Refused(403, "this form is out of date: reload the page and try again")
             answer = await take_submission(session.user, upload)
         except Refused as refused:
-            return me(request, session.user, refused.status, error=refused.reason)
+            answer = me(request, session.user, refused.status, error=refused.reason)
+            answer.headers.update(refused.headers)
+            return answer
         return see_other(f"/bots/{_quote(answer['bot'])}")
 
     async def organise_form(request: web.Request) -> web.Response:
@@ -881,6 +896,12 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
                        form=form_of, page=page, json=_json, see_other=see_other)  # fmt: skip
     for add_routes in hooks.extra_routes:
         add_routes(routes, tools)
+    if ab is not None:
+        from .abweb import WebTools, add_routes
+
+        add_routes(routes, ab, WebTools(api_user, browser_user, needs_user, form_of, page,
+                                        api_body, see_other, Refused, _json,
+                                        HEADERS))  # fmt: skip
     routes.add_route("*", "/{tail:.*}", not_found)
     return app
 
@@ -893,7 +914,8 @@ def _quote(name: str) -> str:
 
 async def start(data: LadderData, hooks: LadderHooks, host: str, port: int,
                 limits: HttpLimits | None = None, allowed_hosts: tuple[str, ...] = (),
-                reserve: int = 64) -> tuple[str, Callable[[], Awaitable[None]]]:  # fmt: skip
+                reserve: int = 64, ab: AbWeb | None = None,
+                ) -> tuple[str, Callable[[], Awaitable[None]]]:  # fmt: skip
     """Serve the ladder on ``host:port`` (0: a free port) behind :mod:`cardarena.httpguard`
     (connection cap leaving ``reserve`` descriptors to the rest of the process, timeouts,
     the Host check); returns (base address ``http://HOST:PORT/``, the coroutine function that
@@ -910,7 +932,7 @@ async def start(data: LadderData, hooks: LadderHooks, host: str, port: int,
     descriptors = 1 << 20 if soft == resource.RLIM_INFINITY else soft
     cap = fitted_cap(limits.max_connections, descriptors, reserve, "locm ladder serve")
     guard = ConnectionGuard(limits, HostCheck(host, allowed_hosts), cap)
-    runner = web.AppRunner(make_app(data, hooks, (guard.middleware(),)), access_log=None,
+    runner = web.AppRunner(make_app(data, hooks, (guard.middleware(),), ab), access_log=None,
                            keepalive_timeout=limits.idle_seconds)  # fmt: skip
     await runner.setup()
     try:

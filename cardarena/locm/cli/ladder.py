@@ -45,6 +45,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         extra["languages"] = load_languages(args.languages)  # LanguageError: one line, exit 2
     if args.human_games is not None:
         extra["human_games"] = args.human_games
+    from .ladder_ab import serve_options
+
+    extra.update(serve_options(args))
     status = serve(
         db=args.db, version=args.version, host=args.host, port=args.port,
         workers=args.workers, backend=args.backend, address=args.address,
@@ -218,6 +221,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
                        help="games of participants against the bots in their browser at once "
                        "(default 2; 0: none)")  # fmt: skip
     add_http_options(serve)
+    from .ladder_ab import add_ab_command, add_serve_options
+
+    add_serve_options(serve)
     serve.set_defaults(run=_cmd_serve)
 
     user = actions.add_parser(
@@ -273,3 +279,4 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     from .ladder_organise import add_commands as add_organiser_commands
 
     add_organiser_commands(actions, type(ladder))  # admin, final, export
+    add_ab_command(actions)

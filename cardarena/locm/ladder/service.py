@@ -34,7 +34,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...ladder.abtests import AbSettings, AbTests
 from ...ladder.languages import LANGUAGES, Language
+from ...ladder.limits import RateLimits
 from ...ladder.scheduler import Scheduler
 from ...ladder.store import DEFAULT_LEASE_S, LadderStore
 from ...tournaments.runner import BACKENDS, Interrupted, run_tasks
@@ -232,6 +234,8 @@ def serve(
     lease_s: float = DEFAULT_LEASE_S,
     allow_unsandboxed_builds: bool = False,
     human_games: int = HUMAN_GAMES,
+    rate_limits: RateLimits | None = None,
+    ab_settings: AbSettings | None = None,
 ) -> int:
     """Run the ladder over ``db`` until Ctrl-C or SIGTERM; the exit status (0).
 
@@ -239,6 +243,8 @@ def serve(
     version or backend) is a ValueError with a one-line reason, raised before any game.
     ``web`` False runs the games and the builds only (tests, a headless ladder).
     ``human_games``: games of people against the bots in the browser at once (0: none).
+    ``rate_limits``: per participant (organisers exempt); ``ab_settings``: the A/B tests'
+    budget, share of the workers and tests at once (None: the defaults).
     """
     if version not in VERSIONS:
         raise ValueError(f"unknown LOCM version {version!r}; known: {', '.join(VERSIONS)}")
@@ -255,11 +261,13 @@ def serve(
     builder: Builder | None = None
     try:
         store.configure(game="locm", version=version)
+        ab_tests = AbTests(store, ab_settings or AbSettings(), workers)
         scheduler = Scheduler(
             store,
             validation_opponent=validation_opponent,
             max_in_flight=max_in_flight,
             lease_s=lease_s,
+            ab=ab_tests,
         )
         recovered = scheduler.recover()
         from ...ladder.final import FinalProgramme, ensure_tables
@@ -275,8 +283,9 @@ def serve(
             humans = HumanGames(version, partial(active_command, store), rivals=store.commands,
                               hidden=hidden, sandbox=sandbox, memory_mb=memory_mb,
                               limit=human_games)  # fmt: skip
+            ab_web = (ab_tests, rate_limits or RateLimits())
             web_thread = _web(store, version, languages, builder, host, port, limits,
-                              allowed_hosts, workers, humans)  # fmt: skip
+                              allowed_hosts, workers, humans, ab=ab_web)  # fmt: skip
             print(web_thread.start(), flush=True)
         builder.rebuild_missing()  # before any game: each would be a crash
         builder.start()
@@ -339,8 +348,10 @@ def _web(
     allowed_hosts: tuple[str, ...],
     workers: int,
     humans: HumanGames | None = None,
+    ab: tuple[AbTests, RateLimits] | None = None,
 ) -> WebThread:
     """The web server of the ladder: ladweb's application over the store, LOCM's hooks."""
+    from ...ladder.abweb import AbWeb
     from ...ladder.api import StoreData
     from ...ladder.server import start
     from ...ladder.uploads import UploadLimits
@@ -363,6 +374,8 @@ def _web(
     if humans is not None:  # each game against a person runs a bot in this process
         reserve += DESCRIPTORS_PER_BOT * humans.limit
     where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    ab_web = None if ab is None else AbWeb(*ab)
     return WebThread(
-        lambda: start(data, hooks, host, port, limits, allowed_hosts, reserve=reserve), where
+        lambda: start(data, hooks, host, port, limits, allowed_hosts, reserve=reserve, ab=ab_web),
+        where,
     )
