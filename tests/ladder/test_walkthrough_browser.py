@@ -106,11 +106,15 @@ def test_a_participant_submits_follows_replays_and_plays_their_bot(
     # one of its games in the replay viewer
     page.click(f'tr[data-bot="{opponent}"] td.name a')
     page.wait_for_selector(f'#bot-name[data-bot="{opponent}"]', timeout=WAIT_MS)
+    if opponent == "simple":
+        assert page.is_visible("#build-log-1")  # alice's own build log
     page.wait_for_selector("#games a.viewer-link", timeout=WAIT_MS)
     bot_page = page.url
     page.click("#games a.viewer-link >> nth=0")
     page.wait_for_selector("#battle, #deckbuilding", state="visible", timeout=WAIT_MS)
     assert int(page.text_content("#frame-count") or 0) > 10  # its script drew the frames
+    page.keyboard.press("End")
+    page.wait_for_selector("#end", state="visible", timeout=WAIT_MS)
 
     # play it from its page: the human seat of locm play, under the ladder's address
     page.goto(bot_page)
