@@ -21,7 +21,6 @@ from cardarena.ladder.store import LadderStore
 from tests.browser import browser  # noqa: F401 (the module-scoped Chromium)
 
 ROOT = Path(__file__).resolve().parents[2]
-BOT_SOURCE = ROOT / "tests" / "locm" / "bots" / "simple_bot.py"
 WAIT_MS = 90_000
 """Generous: a build and games run on a busy machine; a correct ladder is much faster."""
 VIOLATIONS = """
