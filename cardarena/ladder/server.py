@@ -37,7 +37,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from ..pages import render
@@ -87,6 +87,16 @@ VIEWER_CACHE = 32
 VIEWER_RENDERS = 2
 """Viewer pages made at once (each replays its game in a worker thread)."""
 ASSETS = {"ladder.js": "text/javascript", "ladder.css": "text/css"}
+BODY_SECONDS = 10.0
+"""A form's or a JSON request's body must have arrived this long after its head (the
+connection guard never times a request being answered: a body sent a byte at a time would
+keep its connection, and its place under the cap, for ever)."""
+UPLOAD_BODY_FACTOR = 3
+"""An upload's body may take this many times longer (30 s for 2 MB by default: 70 KB/s)."""
+MAX_PARTS = 32
+"""Parts of a multipart upload at most (fields named alike included)."""
+MAX_FILENAME = 255
+"""An uploaded file's name at most, in characters."""
 
 
 class Refused(Exception):
@@ -366,6 +376,9 @@ def same_origin_posts() -> Any:
     return posts
 
 
+_Read = TypeVar("_Read")
+
+
 @dataclass
 class _Upload:
     fields: dict[str, str]
@@ -389,10 +402,18 @@ async def read_upload(request: web.Request, max_file: int) -> _Upload:
         fields: dict[str, str] = {}
         filename: str | None = None
         data = b""
+        parts = 0
         while True:
             part = await reader.next()
             if part is None:
                 break
+            parts += 1
+            if parts > MAX_PARTS:
+                raise Refused(400, "too many parts in the upload")
+            # A chunked body declares no length: count what arrives, every part together.
+            if request.content.total_bytes > limit:
+                raise Refused(413, f"the upload is larger than the ladder's cap of "
+                              f"{size_text(max_file)}")  # fmt: skip
             if not isinstance(part, BodyPartReader):
                 raise Refused(400, "a nested multipart body is not an upload")
             if part.filename is not None and part.name == "file":
@@ -411,7 +432,9 @@ async def read_upload(request: web.Request, max_file: int) -> _Upload:
         raise Refused(400, f"not a form upload: {error}") from None
     if filename is None:
         raise Refused(400, "no file in the upload (the field 'file')")
-    return _Upload(fields, filename, data)
+    if request.content.total_bytes > limit:
+        raise Refused(413, f"the upload is larger than the ladder's cap of {size_text(max_file)}")
+    return _Upload(fields, checked_filename(filename), data)
 
 
 async def _read_part(part: Any, cap: int, too_large: str) -> bytes:
@@ -430,6 +453,18 @@ async def _read_part(part: Any, cap: int, too_large: str) -> bytes:
     return part.decode(data) if encoding else data
 
 
+def checked_filename(name: str) -> str:
+    """The uploaded file's name, or Refused(400) for one no page or terminal should show: a
+    control, format (bidi), surrogate or line-separator character, or a very long one."""
+    import unicodedata
+
+    if len(name) > MAX_FILENAME:
+        raise Refused(400, f"the file's name is longer than {MAX_FILENAME} characters")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") for c in name):
+        raise Refused(400, "the file's name holds a control or formatting character")
+    return name
+
+
 def check_upload(data: bytes, filename: str) -> None:
     """UploadError (one line) for an upload that the build would refuse to unpack: an archive
     that is not one, a name that climbs out, a bomb, a binary where a source file goes."""
@@ -442,15 +477,25 @@ def check_upload(data: bytes, filename: str) -> None:
 
 
 def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
-             middlewares: Sequence[Any] = ()) -> web.Application:  # fmt: skip
+             middlewares: Sequence[Any] = (),
+             body_seconds: float = BODY_SECONDS) -> web.Application:  # fmt: skip
     """The aiohttp application of a ladder over ``data``; ``middlewares`` (the connection
-    guard's) run first."""
+    guard's) run first; a form's body must arrive within ``body_seconds`` of its head, an
+    upload's within UPLOAD_BODY_FACTOR times that (else 408, and the connection is closed)."""
     from aiohttp import web
+    from aiohttp.http_exceptions import HttpProcessingError
 
     sessions = Sessions()
     viewer_pages: OrderedDict[tuple[int, frozenset[int]], str] = OrderedDict()
     """Viewer pages by game and hidden seats (a finished game's log never changes)."""
     rendering = asyncio.Semaphore(VIEWER_RENDERS)
+
+    async def in_time(reading: Awaitable[_Read], factor: int = 1) -> _Read:
+        """``reading`` (of a request's body), Refused(408) if it takes too long."""
+        try:
+            return await asyncio.wait_for(reading, body_seconds * factor)
+        except TimeoutError:
+            raise Refused(408, "the request's body came too slowly") from None
 
     # ------------------------------------------------------------ who is asking
     def session_of(request: web.Request) -> tuple[str | None, _Session | None]:
@@ -490,7 +535,7 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
             raise Refused(401, "log in first (your session ended?)")
         if request.content_length is not None and request.content_length > MAX_FIELD_BYTES * 4:
             raise Refused(413, "this form is too large")
-        form = await request.post()
+        form = await in_time(request.post())
         given = form.get("csrf")
         if not isinstance(given, str) or not same_secret(given, session.csrf):
             raise Refused(403, "this form is out of date: reload the page and try again")
@@ -523,6 +568,8 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
             refused = Refused(503, str(error))
         except Refused as caught:
             refused = caught
+        except HttpProcessingError as error:  # a malformed body: a part's header too long...
+            refused = Refused(400, f"a malformed request body ({type(error).__name__})")
         if wants_json(request):
             return _json({"error": refused.reason}, refused.status)
         try:
@@ -617,14 +664,14 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
 
     async def api_submit(request: web.Request) -> web.Response:
         user = needs_user(api_user(request, cookie=False))
-        upload = await read_upload(request, hooks.max_upload_bytes)
+        upload = await in_time(read_upload(request, hooks.max_upload_bytes), UPLOAD_BODY_FACTOR)
         answer = await take_submission(user, upload)
         return _json(answer, 201)
 
     async def api_body(request: web.Request) -> dict[str, Any]:
         if request.content_length is not None and request.content_length > MAX_JSON_BYTES:
             raise Refused(413, "this request is too large")
-        raw = await request.read()
+        raw = await in_time(request.read())
         if not raw.strip():
             return {}
         try:
@@ -705,7 +752,7 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
     async def log_in(request: web.Request) -> web.Response:
         if request.content_length is not None and request.content_length > MAX_FIELD_BYTES:
             raise Refused(413, "this form is too large")
-        form = await request.post()
+        form = await in_time(request.post())
         secret = request.cookies.get(_cookie_names(request)[1], "")
         given, token = form.get("csrf"), form.get("token")
         if not secret or not isinstance(given, str) or not same_secret(given, secret):
@@ -735,7 +782,7 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
         if session is None:
             raise Refused(401, "log in first (your session ended?)")
         try:
-            upload = await read_upload(request, hooks.max_upload_bytes)
+            upload = await in_time(read_upload(request, hooks.max_upload_bytes), UPLOAD_BODY_FACTOR)
             if not same_secret(upload.fields.get("csrf", ""), session.csrf):
                 raise Refused(403, "this form is out of date: reload the page and try again")
             answer = await take_submission(session.user, upload)
@@ -843,7 +890,8 @@ async def start(data: LadderData, hooks: LadderHooks, host: str, port: int,
     descriptors = 1 << 20 if soft == resource.RLIM_INFINITY else soft
     cap = fitted_cap(limits.max_connections, descriptors, reserve, "locm ladder serve")
     guard = ConnectionGuard(limits, HostCheck(host, allowed_hosts), cap)
-    runner = web.AppRunner(make_app(data, hooks, (guard.middleware(),)), access_log=None,
+    app = make_app(data, hooks, (guard.middleware(),), body_seconds=limits.head_seconds)
+    runner = web.AppRunner(app, access_log=None,
                            keepalive_timeout=limits.idle_seconds)  # fmt: skip
     await runner.setup()
     try:

@@ -107,6 +107,9 @@ class Builder:
             for version, language, filename, archive in self.store.waiting_builds():
                 if self._stop.is_set():
                     return
+                current = self.store.version(version)
+                if current is None or current.status != "building":
+                    continue  # replaced by a newer version while it waited
                 try:
                     self.build_one(version, language, filename, archive)
                 except Exception as error:  # the server keeps going; the version says why
