@@ -63,6 +63,9 @@ MAX_PAGE = 100
 SESSION_SECONDS = 7 * 24 * 3600.0
 MAX_SESSIONS = 10_000
 """Browser sessions kept at most (the oldest is forgotten first: it logs in again)."""
+MAX_SESSIONS_PER_USER = 32
+"""One participant's sessions at most (their oldest goes first): logging in again and again
+cannot push everyone else's sessions out."""
 NAME_PATTERN = "[^/]{1,100}"
 """A bot's or a participant's name in an address."""
 GAME_NUMBER = "[0-9]{1,18}"
@@ -181,10 +184,14 @@ class Sessions:
 
     limit: int = MAX_SESSIONS
     seconds: float = SESSION_SECONDS
+    per_user: int = MAX_SESSIONS_PER_USER
     known: OrderedDict[str, _Session] = field(default_factory=OrderedDict)
 
     def open(self, user: User) -> tuple[str, str]:
         """A new session of ``user``: (cookie value, CSRF secret)."""
+        theirs = [cookie for cookie, session in self.known.items() if session.user.id == user.id]
+        for cookie in theirs[: max(0, len(theirs) - self.per_user + 1)]:
+            del self.known[cookie]
         while len(self.known) >= self.limit:
             self.known.popitem(last=False)
         cookie, csrf = secrets.token_urlsafe(24), secrets.token_urlsafe(24)

@@ -26,7 +26,8 @@ import pytest
 
 pytest.importorskip("aiohttp")
 
-from cardarena.ladder.store import LadderStore
+from cardarena.ladder.server import Sessions
+from cardarena.ladder.store import LadderStore, User
 from cardarena.locm.cli.ladder import multipart
 from cardarena.locm.referee import sandbox
 from tests.ladder.test_uploads import make_tgz, make_zip, member
@@ -458,6 +459,11 @@ def test_tokens_are_stored_hashed_and_sessions_end_at_logout(ladder: Ladder) -> 
     me = request(ladder, "GET", "/me", headers={"Cookie": cookie})
     csrf = me.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
     form = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie}
+    # Bob's own valid session, secret and origin still cannot retire Alice's bot.
+    status = "SELECT v.status FROM versions v JOIN bots b ON b.id = v.bot WHERE b.name = 'spy'"
+    before = ladder.rows(status)
+    retire = request(ladder, "POST", "/bots/spy/retire", f"csrf={csrf}".encode(), form)
+    assert retire.status == 403 and ladder.rows(status) == before != [("retired",)]
     # The stolen cookie used from another site's page, or without the page's secret: refused.
     elsewhere = request(ladder, "POST", "/logout", f"csrf={csrf}".encode(),
                         {**form, "Origin": "http://evil.example"})  # fmt: skip
@@ -544,3 +550,14 @@ def test_many_versions_at_once_cost_one_build_and_games_go_on(ladder: Ladder) ->
     assert built[0][0] <= 2, built
     rated_after = ladder.rows("SELECT COUNT(*) FROM games WHERE rated = 1 AND state = 'done'")
     assert rated_after[0][0] > rated_before[0][0]  # rated games went on meanwhile
+
+
+def test_one_participant_logging_in_again_and_again_logs_nobody_else_out() -> None:
+    sessions = Sessions(limit=100, per_user=4)
+    alice, mallory = User(1, "alice", False), User(2, "mallory", False)
+    kept, _csrf = sessions.open(alice)
+    for _ in range(1000):
+        sessions.open(mallory)
+    session = sessions.get(kept)
+    assert session is not None and session.user == alice
+    assert len(sessions.known) == 5

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ...ladder.languages import LANGUAGES, Language
 from ...ladder.scheduler import Scheduler
 from ...ladder.store import DEFAULT_LEASE_S, LadderStore
+from ...terminal import shown
 from ...tournaments.runner import BACKENDS, Interrupted, run_tasks
 from ...tournaments.store import GameRecord
 from ..engine.rules import DEFAULT_VERSION, VERSIONS
@@ -114,7 +115,7 @@ class Builder:
                     self.build_one(version, language, filename, archive)
                 except Exception as error:  # the server keeps going; the version says why
                     why = f"the server could not build it: {type(error).__name__}: {error}"
-                    print(f"locm: ladder: version {version}: {why}", file=sys.stderr)
+                    print(f"locm: ladder: version {version}: {shown(why)}", file=sys.stderr)
                     with contextlib.suppress(Exception):
                         self.store.record_build(version, False, why + "\n", None, None)
             self._wake.wait(BUILD_POLL_S)
