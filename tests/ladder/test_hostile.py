@@ -213,6 +213,8 @@ def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ladder]:
         server.wait(timeout=TIMEOUT_S)
     errors_text = stderr.read_text()
     assert "Traceback" not in errors_text, errors_text[-3000:]
+    for token in tokens.values():  # no access log, no address, no message holds a token
+        assert token not in errors_text
 
 
 # ------------------------------------------------------------------ uploads
@@ -429,6 +431,9 @@ def test_only_its_owner_sees_a_bots_stderr_and_build_log(ladder: Ladder) -> None
     assert ALICE_STDERR in request(ladder, "GET", f"/api/games/{game}", user="alice").text
     assert ALICE_STDERR in request(ladder, "GET", f"/games/{game}", headers={"Cookie": alice}).text
     assert ALICE_BUILD_LOG in request(ladder, "GET", "/bots/spy", headers={"Cookie": alice}).text
+    for own in (request(ladder, "GET", "/me", headers={"Cookie": alice}),
+                request(ladder, "GET", "/api/me", user="alice")):  # fmt: skip
+        assert own.status == 200 and ladder.tokens["alice"] not in own.text
 
 
 def test_a_bot_reads_neither_the_database_nor_other_bots_files(ladder: Ladder) -> None:
