@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import math
 import secrets
 import time
@@ -872,6 +873,34 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
     return app
 
 
+class _OneLineForMalformed(logging.Formatter):
+    """aiohttp logs a malformed request (a bad request line, too many headers) with its
+    traceback: anyone could fill the organiser's terminal with them. One line instead, its
+    text escaped; a real fault of the server keeps its traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from aiohttp.http_exceptions import HttpProcessingError
+
+        from ..terminal import shown
+
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            why = shown(" ".join(str(error.message).split()))[:200]
+            return f"locm: ladder: {record.getMessage()}: {type(error).__name__}: {why}"
+        return super().format(record)
+
+
+def _server_log() -> logging.Logger:
+    """The logger of the ladder's HTTP protocol (malformed requests, faults)."""
+    log = logging.getLogger("cardarena.ladder.http")
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(_OneLineForMalformed("locm: ladder: %(message)s"))
+        log.addHandler(handler)
+        log.propagate = False
+    return log
+
+
 def _quote(name: str) -> str:
     from urllib.parse import quote
 
@@ -898,7 +927,7 @@ async def start(data: LadderData, hooks: LadderHooks, host: str, port: int,
     cap = fitted_cap(limits.max_connections, descriptors, reserve, "locm ladder serve")
     guard = ConnectionGuard(limits, HostCheck(host, allowed_hosts), cap)
     app = make_app(data, hooks, (guard.middleware(),), body_seconds=limits.head_seconds)
-    runner = web.AppRunner(app, access_log=None,
+    runner = web.AppRunner(app, access_log=None, logger=_server_log(),
                            keepalive_timeout=limits.idle_seconds)  # fmt: skip
     await runner.setup()
     try:

@@ -326,6 +326,11 @@ def test_oversize_bodies_are_refused_before_they_are_read(ladder: Ladder) -> Non
         ladder, f"{head}Transfer-Encoding: chunked\r\n\r\n".encode(), chunked(huge_part_header())
     )
     assert answer.startswith(b"HTTP/1.1 400") and b"malformed" in answer, answer[:300]
+    # Malformed requests: a 400 each, and one line on the server's terminal, not a traceback.
+    many_headers = b"".join(b"X-H%d: %s\r\n" % (i, b"a" * 100) for i in range(500))
+    for malformed in (b"GARBAGE\x1b[2J\r\n\r\n", b"GET / HTTP/1.1\r\n" + many_headers + b"\r\n"):
+        answer, _sent, _seconds = raw_exchange(ladder, malformed, iter(()))
+        assert answer.startswith((b"HTTP/1.0 400", b"HTTP/1.1 400")), answer[:300]
     assert rss_kb(pid) - before < 40_000  # nothing of the refused bodies was kept
 
 
