@@ -338,6 +338,7 @@ def test_slow_bodies_are_cut_and_a_flood_of_connections_leaves_room(ladder: Ladd
     """A body sent a byte at a time kept its connection (and its place under the cap) for
     ever: the guard never times a request being answered. Now 408 after the deadline."""
     results: dict[str, tuple[bytes, float]] = {}
+    heads_sent = threading.Semaphore(0)
 
     def trickle(path: str, content_type: str, length: int, user: str | None) -> None:
         head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{ladder.port}\r\n"
@@ -359,14 +360,19 @@ def test_slow_bodies_are_cut_and_a_flood_of_connections_leaves_room(ladder: Ladd
             except OSError:  # closed by the server
                 pass
 
-        with socket.create_connection(("127.0.0.1", ladder.port), timeout=TIMEOUT_S) as raw:
-            raw.sendall((head + "\r\n").encode())
-            feeder = threading.Thread(target=feed, daemon=True)
-            feeder.start()
-            answer = raw.recv(4096)
-            results[path] = (answer, time.monotonic() - started)
-            stop.set()
-            feeder.join(TIMEOUT_S)
+        try:
+            with socket.create_connection(("127.0.0.1", ladder.port), timeout=TIMEOUT_S) as raw:
+                raw.sendall((head + "\r\n").encode())
+                heads_sent.release()
+                feeder = threading.Thread(target=feed, daemon=True)
+                feeder.start()
+                answer = raw.recv(4096)
+                results[path] = (answer, time.monotonic() - started)
+                stop.set()
+                feeder.join(TIMEOUT_S)
+        except OSError as error:  # said by the assertion below
+            results[path] = (repr(error).encode(), time.monotonic() - started)
+            heads_sent.release()
 
     form, upload_kind = "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"
     slow = [
@@ -375,6 +381,8 @@ def test_slow_bodies_are_cut_and_a_flood_of_connections_leaves_room(ladder: Ladd
     ]
     for thread in slow:
         thread.start()
+    for _thread in slow:  # their heads are in: the connections are not idle ones
+        assert heads_sent.acquire(timeout=TIMEOUT_S)
     # Meanwhile: twice the cap of idle connections; a reader is still answered.
     idle = [
         socket.create_connection(("127.0.0.1", ladder.port)) for _ in range(2 * MAX_CONNECTIONS)
