@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import math
 import secrets
 import time
@@ -37,7 +38,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from ..pages import render
@@ -64,6 +65,9 @@ MAX_PAGE = 100
 SESSION_SECONDS = 7 * 24 * 3600.0
 MAX_SESSIONS = 10_000
 """Browser sessions kept at most (the oldest is forgotten first: it logs in again)."""
+MAX_SESSIONS_PER_USER = 32
+"""One participant's sessions at most (their oldest goes first): logging in again and again
+cannot push everyone else's sessions out."""
 NAME_PATTERN = "[^/]{1,100}"
 """A bot's or a participant's name in an address."""
 GAME_NUMBER = "[0-9]{1,18}"
@@ -88,6 +92,16 @@ VIEWER_CACHE = 32
 VIEWER_RENDERS = 2
 """Viewer pages made at once (each replays its game in a worker thread)."""
 ASSETS = {"ladder.js": "text/javascript", "ladder.css": "text/css"}
+BODY_SECONDS = 10.0
+"""A form's or a JSON request's body must have arrived this long after its head (the
+connection guard never times a request being answered: a body sent a byte at a time would
+keep its connection, and its place under the cap, for ever)."""
+UPLOAD_BODY_FACTOR = 3
+"""An upload's body may take this many times longer (30 s for 2 MB by default: 70 KB/s)."""
+MAX_PARTS = 32
+"""Parts of a multipart upload at most (fields named alike included)."""
+MAX_FILENAME = 255
+"""An uploaded file's name at most, in characters."""
 
 
 class Refused(Exception):
@@ -216,10 +230,14 @@ class Sessions:
 
     limit: int = MAX_SESSIONS
     seconds: float = SESSION_SECONDS
+    per_user: int = MAX_SESSIONS_PER_USER
     known: OrderedDict[str, _Session] = field(default_factory=OrderedDict)
 
     def open(self, user: User) -> tuple[str, str]:
         """A new session of ``user``: (cookie value, CSRF secret)."""
+        theirs = [cookie for cookie, session in self.known.items() if session.user.id == user.id]
+        for cookie in theirs[: max(0, len(theirs) - self.per_user + 1)]:
+            del self.known[cookie]
         while len(self.known) >= self.limit:
             self.known.popitem(last=False)
         cookie, csrf = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
@@ -411,6 +429,9 @@ def same_origin_posts() -> Any:
     return posts
 
 
+_Read = TypeVar("_Read")
+
+
 @dataclass
 class _Upload:
     fields: dict[str, str]
@@ -434,10 +455,18 @@ async def read_upload(request: web.Request, max_file: int) -> _Upload:
         fields: dict[str, str] = {}
         filename: str | None = None
         data = b""
+        parts = 0
         while True:
             part = await reader.next()
             if part is None:
                 break
+            parts += 1
+            if parts > MAX_PARTS:
+                raise Refused(400, "too many parts in the upload")
+            # A chunked body declares no length: count what arrives, every part together.
+            if request.content.total_bytes > limit:
+                raise Refused(413, f"the upload is larger than the ladder's cap of "
+                              f"{size_text(max_file)}")  # fmt: skip
             if not isinstance(part, BodyPartReader):
                 raise Refused(400, "a nested multipart body is not an upload")
             if part.filename is not None and part.name == "file":
@@ -456,7 +485,9 @@ async def read_upload(request: web.Request, max_file: int) -> _Upload:
         raise Refused(400, f"not a form upload: {error}") from None
     if filename is None:
         raise Refused(400, "no file in the upload (the field 'file')")
-    return _Upload(fields, filename, data)
+    if request.content.total_bytes > limit:
+        raise Refused(413, f"the upload is larger than the ladder's cap of {size_text(max_file)}")
+    return _Upload(fields, checked_filename(filename), data)
 
 
 async def _read_part(part: Any, cap: int, too_large: str) -> bytes:
@@ -475,6 +506,18 @@ async def _read_part(part: Any, cap: int, too_large: str) -> bytes:
     return part.decode(data) if encoding else data
 
 
+def checked_filename(name: str) -> str:
+    """The uploaded file's name, or Refused(400) for one no page or terminal should show: a
+    control, format (bidi), surrogate or line-separator character, or a very long one."""
+    import unicodedata
+
+    if len(name) > MAX_FILENAME:
+        raise Refused(400, f"the file's name is longer than {MAX_FILENAME} characters")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") for c in name):
+        raise Refused(400, "the file's name holds a control or formatting character")
+    return name
+
+
 def check_upload(data: bytes, filename: str) -> None:
     """UploadError (one line) for an upload that the build would refuse to unpack: an archive
     that is not one, a name that climbs out, a bomb, a binary where a source file goes."""
@@ -486,16 +529,27 @@ def check_upload(data: bytes, filename: str) -> None:
         unpack(data, filename, Path(folder) / "upload", limits)
 
 
-def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(), middlewares: Sequence[Any] = (),
-             ab: AbWeb | None = None) -> web.Application:  # fmt: skip
+def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
+             middlewares: Sequence[Any] = (), ab: AbWeb | None = None,
+             body_seconds: float = BODY_SECONDS) -> web.Application:  # fmt: skip
     """The aiohttp application of a ladder over ``data``; ``middlewares`` (the connection
-    guard's) run first; ``ab``: the A/B tests and the rate limits (:mod:`.abweb`)."""
+    guard's) run first; ``ab``: the A/B tests and the rate limits (:mod:`.abweb`); a form's
+    body must arrive within ``body_seconds`` of its head, an upload's within
+    UPLOAD_BODY_FACTOR times that (else 408, and the connection is closed)."""
     from aiohttp import web
+    from aiohttp.http_exceptions import HttpProcessingError
 
     sessions = Sessions()
     viewer_pages: OrderedDict[tuple[int, frozenset[int]], str] = OrderedDict()
     """Viewer pages by game and hidden seats (a finished game's log never changes)."""
     rendering = asyncio.Semaphore(VIEWER_RENDERS)
+
+    async def in_time(reading: Awaitable[_Read], factor: int = 1) -> _Read:
+        """``reading`` (of a request's body), Refused(408) if it takes too long."""
+        try:
+            return await asyncio.wait_for(reading, body_seconds * factor)
+        except TimeoutError:
+            raise Refused(408, "the request's body came too slowly") from None
 
     # ------------------------------------------------------------ who is asking
     def session_of(request: web.Request) -> tuple[str | None, _Session | None]:
@@ -535,7 +589,7 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(), middlewares: 
             raise Refused(401, "log in first (your session ended?)")
         if request.content_length is not None and request.content_length > MAX_FIELD_BYTES * 4:
             raise Refused(413, "this form is too large")
-        form = await request.post()
+        form = await in_time(request.post())
         given = form.get("csrf")
         if not isinstance(given, str) or not same_secret(given, session.csrf):
             raise Refused(403, "this form is out of date: reload the page and try again")
@@ -568,6 +622,8 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(), middlewares: 
             refused = Refused(503, str(error))
         except Refused as caught:
             refused = caught
+        except HttpProcessingError as error:  # a malformed body: a part's header too long...
+            refused = Refused(400, f"a malformed request body ({type(error).__name__})")
         if wants_json(request):
             answer = _json({"error": refused.reason}, refused.status)
         else:
@@ -672,14 +728,14 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(), middlewares: 
 
     async def api_submit(request: web.Request) -> web.Response:
         user = needs_user(api_user(request, cookie=False))
-        upload = await read_upload(request, hooks.max_upload_bytes)
+        upload = await in_time(read_upload(request, hooks.max_upload_bytes), UPLOAD_BODY_FACTOR)
         answer = await take_submission(user, upload)
         return _json(answer, 201)
 
     async def api_body(request: web.Request) -> dict[str, Any]:
         if request.content_length is not None and request.content_length > MAX_JSON_BYTES:
             raise Refused(413, "this request is too large")
-        raw = await request.read()
+        raw = await in_time(request.read())
         if not raw.strip():
             return {}
         try:
@@ -762,7 +818,7 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(), middlewares: 
     async def log_in(request: web.Request) -> web.Response:
         if request.content_length is not None and request.content_length > MAX_FIELD_BYTES:
             raise Refused(413, "this form is too large")
-        form = await request.post()
+        form = await in_time(request.post())
         secret = request.cookies.get(_cookie_names(request)[1], "")
         given, token = form.get("csrf"), form.get("token")
         if not secret or not isinstance(given, str) or not same_secret(given, secret):
@@ -792,7 +848,7 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(), middlewares: 
         if session is None:
             raise Refused(401, "log in first (your session ended?)")
         try:
-            upload = await read_upload(request, hooks.max_upload_bytes)
+            upload = await in_time(read_upload(request, hooks.max_upload_bytes), UPLOAD_BODY_FACTOR)
             if not same_secret(upload.fields.get("csrf", ""), session.csrf):
                 raise Refused(403, "this form is out of date: reload the page and try again")
             answer = await take_submission(session.user, upload)
@@ -906,6 +962,34 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(), middlewares: 
     return app
 
 
+class _OneLineForMalformed(logging.Formatter):
+    """aiohttp logs a malformed request (a bad request line, too many headers) with its
+    traceback: anyone could fill the organiser's terminal with them. One line instead, its
+    text escaped; a real fault of the server keeps its traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from aiohttp.http_exceptions import HttpProcessingError
+
+        from ..terminal import shown
+
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, HttpProcessingError):
+            why = shown(" ".join(str(error.message).split()))[:200]
+            return f"locm: ladder: {record.getMessage()}: {type(error).__name__}: {why}"
+        return super().format(record)
+
+
+def _server_log() -> logging.Logger:
+    """The logger of the ladder's HTTP protocol (malformed requests, faults)."""
+    log = logging.getLogger("cardarena.ladder.http")
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(_OneLineForMalformed("locm: ladder: %(message)s"))
+        log.addHandler(handler)
+        log.propagate = False
+    return log
+
+
 def _quote(name: str) -> str:
     from urllib.parse import quote
 
@@ -932,7 +1016,8 @@ async def start(data: LadderData, hooks: LadderHooks, host: str, port: int,
     descriptors = 1 << 20 if soft == resource.RLIM_INFINITY else soft
     cap = fitted_cap(limits.max_connections, descriptors, reserve, "locm ladder serve")
     guard = ConnectionGuard(limits, HostCheck(host, allowed_hosts), cap)
-    runner = web.AppRunner(make_app(data, hooks, (guard.middleware(),), ab), access_log=None,
+    app = make_app(data, hooks, (guard.middleware(),), ab, body_seconds=limits.head_seconds)
+    runner = web.AppRunner(app, access_log=None, logger=_server_log(),
                            keepalive_timeout=limits.idle_seconds)  # fmt: skip
     await runner.setup()
     try:

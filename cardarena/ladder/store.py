@@ -638,8 +638,28 @@ class LadderStore:
                 (bot_id, number, language, filename, archive, rating.mu, rating.sigma, now),
             )
             version = int(cursor.lastrowid or 0)
+            if not new_bot:
+                self._supersede_pending(bot_id, version, number)
             self._refresh_bot(bot_id)
         return version
+
+    def _supersede_pending(self, bot: int, version: int, number: int) -> None:
+        """A new version replaces the bot's versions still building or validating: they would
+        never play (the newest to pass its validation retires the older ones), so they are
+        neither built nor validated. Many versions sent at once cost one build and one
+        validation, not one each ahead of everyone's rated games."""
+        rows = self.db.execute(
+            "SELECT id FROM versions WHERE bot = ? AND id != ? AND status IN ('building', "
+            "'validating')",
+            (bot, version),
+        ).fetchall()
+        for (old,) in rows:
+            self.db.execute(
+                "DELETE FROM games WHERE state = 'queued' AND kind = 'validation' AND "
+                "(first = ? OR second = ?)",
+                (old, old),
+            )
+            self._set_status(int(old), "retired", f"replaced by version {number} before it played")
 
     @_locked
     def waiting_builds(self) -> list[tuple[int, str, str, bytes]]:

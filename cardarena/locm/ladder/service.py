@@ -39,6 +39,7 @@ from ...ladder.languages import LANGUAGES, Language
 from ...ladder.limits import RateLimits
 from ...ladder.scheduler import Scheduler
 from ...ladder.store import DEFAULT_LEASE_S, LadderStore
+from ...terminal import shown
 from ...tournaments.runner import BACKENDS, Interrupted, run_tasks
 from ...tournaments.store import GameRecord
 from ..engine.rules import DEFAULT_VERSION, VERSIONS
@@ -114,11 +115,14 @@ class Builder:
             for version, language, filename, archive in self.store.waiting_builds():
                 if self._stop.is_set():
                     return
+                current = self.store.version(version)
+                if current is None or current.status != "building":
+                    continue  # replaced by a newer version while it waited
                 try:
                     self.build_one(version, language, filename, archive)
                 except Exception as error:  # the server keeps going; the version says why
                     why = f"the server could not build it: {type(error).__name__}: {error}"
-                    print(f"locm: ladder: version {version}: {why}", file=sys.stderr)
+                    print(f"locm: ladder: version {version}: {shown(why)}", file=sys.stderr)
                     with contextlib.suppress(Exception):
                         self.store.record_build(version, False, why + "\n", None, None)
             self._wake.wait(BUILD_POLL_S)
