@@ -72,10 +72,10 @@ def test_kill_9_with_bot_processes_resumes_with_exact_counts(tmp_path: Path) -> 
     args = [
         "tournament", "--bot", f"alpha={simple_bot(tag=tag)}",
         "--bot", f"beta={simple_bot(tag=tag)}", "--bot", "builtin:random",
-        "--version", "1.5", "--games", "2", "--seed", "4",
+        "--version", "1.5", "--games", "3", "--seed", "4",
         "--workers", "2", "--db", str(db), "--quiet",
     ]  # fmt: skip
-    total = 6 * 2
+    total = 6 * 3
     process = subprocess.Popen(
         [*LOCM, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
@@ -110,7 +110,7 @@ def test_kill_9_with_bot_processes_resumes_with_exact_counts(tmp_path: Path) -> 
     with sqlite3.connect(db) as connection:
         keys = [row[0] for row in connection.execute("SELECT key FROM games")]
         errors = connection.execute("SELECT COUNT(*) FROM games WHERE result = 'error'").fetchone()
-    assert sorted(keys) == sorted(s.key for s in schedule(["alpha", "beta", "random"], 2, 4))
+    assert sorted(keys) == sorted(s.key for s in schedule(["alpha", "beta", "random"], 3, 4))
     assert errors[0] == 0
     assert not processes_with(tag)
 
@@ -139,13 +139,13 @@ def test_a_lost_worker_costs_one_game_replayed_on_resume(tmp_path: Path) -> None
     db = tmp_path / "w.db"
     args = [
         "tournament", "--bot", f"killer={PY} {shlex.quote(str(killer))}", "--bot", "builtin:greedy",
-        "--version", "1.2", "--games", "1", "--workers", "2", "--db", str(db), "--quiet",
+        "--version", "1.2", "--games", "2", "--workers", "2", "--db", str(db), "--quiet",
         *sandbox_off(),
     ]  # fmt: skip
     first = locm(*args)
     assert first.returncode == 0 and "Traceback" not in first.stderr, first.stderr
     assert mark.exists()
-    assert "played 2 new games" in first.stderr
+    assert "played 4 new games" in first.stderr
     with sqlite3.connect(db) as connection:
         lost = connection.execute(
             "SELECT detail FROM games WHERE result = 'error' AND error_kind = 'referee'"
@@ -157,7 +157,7 @@ def test_a_lost_worker_costs_one_game_replayed_on_resume(tmp_path: Path) -> None
     assert "played 1 new games" in resumed.stderr
     with sqlite3.connect(db) as connection:
         results = [r[0] for r in connection.execute("SELECT result FROM games")]
-    assert len(results) == 2 and "error" not in results
+    assert len(results) == 4 and "error" not in results
 
 
 def test_runner_survives_workers_killed_in_any_game(tmp_path: Path) -> None:
@@ -192,7 +192,7 @@ def test_broken_bot_commands_are_usage_errors_and_retry_errors_keeps_crashes(
     # its crash without timing out first (a timeout is not a crash).
     args = [
         "tournament", "--bot", "builtin:pass", "--bot", f"mine={PY} {shlex.quote(str(missing))}",
-        "--games", "1", "--db", str(db), "--quiet", "--time-scale", "10",
+        "--games", "2", "--db", str(db), "--quiet", "--time-scale", "10",
     ]  # fmt: skip
     refused = locm(*args)
     assert refused.returncode == 2
@@ -206,7 +206,7 @@ def test_broken_bot_commands_are_usage_errors_and_retry_errors_keeps_crashes(
     assert crashed.returncode == 0, crashed.stderr
     with sqlite3.connect(db) as connection:
         kinds = [r[0] for r in connection.execute("SELECT error_kind FROM games")]
-    assert kinds == ["crash"] * 2
+    assert kinds == ["crash"] * 4
     # ...fixed, the same command plays nothing new, and --retry-errors replays no crash (a
     # bot that crashes when behind must not get its losses replayed): it says so. The
     # fixed bot plays its games into a new database.
@@ -214,12 +214,12 @@ def test_broken_bot_commands_are_usage_errors_and_retry_errors_keeps_crashes(
     assert "played 0 new games" in locm(*args).stderr
     retried = locm(*args, "--retry-errors")
     assert retried.returncode == 0 and "played 0 new games" in retried.stderr, retried.stderr
-    assert "keeping 2 game(s) lost by the bot's own doing (crash 2)" in retried.stderr
+    assert "keeping 4 game(s) lost by the bot's own doing (crash 4)" in retried.stderr
     fresh = [arg if arg != str(db) else str(tmp_path / "fixed.db") for arg in args]
-    assert "played 2 new games" in locm(*fresh).stderr
+    assert "played 4 new games" in locm(*fresh).stderr
     with sqlite3.connect(tmp_path / "fixed.db") as connection:
         kinds = [r[0] for r in connection.execute("SELECT error_kind FROM games")]
-    assert len(kinds) == 2 and "crash" not in kinds
+    assert len(kinds) == 4 and "crash" not in kinds
 
 
 def _digest(path: Path) -> str:
