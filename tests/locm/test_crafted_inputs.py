@@ -192,13 +192,10 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("change", "words"),
     [
+        # the rest of cardarena's own entries: test_an_entry_of_another_shape_is_named
         (lambda log: log["cardarena"].update(league=float("inf")), ["league is inf"]),
-        (lambda log: log["cardarena"].update(league="x"), ["league is 'x'"]),
-        (lambda log: log["cardarena"].update(players=["one"]), ["exactly two players"]),
-        (lambda log: log["cardarena"].update(players=[[1], {}]), ["two names"]),
-        (lambda log: log.update(cardarena=[1]), ["not a JSON object"]),
         (lambda log: log.update(scores={"0": 7, "1": 7}), ["does not replay"]),
-        # an SDK entry of another shape (the rest: test_an_sdk_entry_of_another_shape_is_named)
+        # an SDK entry of another shape (the rest: test_an_entry_of_another_shape_is_named)
         (lambda log: log.update(outputs="x"), ["'outputs' is not a JSON object"]),
     ],
 )
@@ -224,6 +221,10 @@ def test_a_crafted_log_file_is_one_line(
 @pytest.mark.parametrize(
     ("change", "words"),
     [
+        (lambda log: log["cardarena"].update(league="x"), ["league is 'x'"]),
+        (lambda log: log["cardarena"].update(players=["one"]), ["exactly two players"]),
+        (lambda log: log["cardarena"].update(players=[[1], {}]), ["two names"]),
+        (lambda log: log.update(cardarena=[1]), ["not a JSON object"]),
         (lambda log: log.update(outputs="x"), ["'outputs' is not a JSON object"]),
         (lambda log: log.update(outputs=None), ["'outputs' is not a JSON object"]),
         (lambda log: log["outputs"].update({"0": None}), ["outputs['0'] is not a list"]),
@@ -236,12 +237,13 @@ def test_a_crafted_log_file_is_one_line(
         (lambda log: log.update(summaries=[{}]), ["'summaries' is not a list of texts"]),
     ],
 )
-def test_an_sdk_entry_of_another_shape_is_named(
+def test_an_entry_of_another_shape_is_named(
     log: dict[str, Any], change: Any, words: list[str]
 ) -> None:
     """What `locm view` and `locm replay` say (one line: the case above runs them) for a log
-    whose entries are not of the GameResult's shape, before any replay reads them: it was a
-    Python error from inside the replay, and a traceback from `locm replay`."""
+    whose entries are not of the GameResult's shape (cardarena's own, or the SDK's), before
+    any replay reads them: for the SDK's, it was a Python error from inside the replay, and
+    a traceback from `locm replay`."""
     crafted = json.loads(json.dumps(log))
     change(crafted)
     for replay in (build_frames, lambda log: list(replay_lines(log))):
