@@ -106,10 +106,10 @@ def test_resume_after_kill_9_plays_only_missing_games(tmp_path: Path) -> None:
     db = tmp_path / "resume.db"
     args = [
         "tournament", "--bot", "builtin:random", "--bot", "builtin:greedy", "--bot",
-        "builtin:pass", "--version", "1.5", "--games", "8", "--seed", "11", "--workers", "2",
+        "builtin:pass", "--version", "1.5", "--games", "10", "--seed", "11", "--workers", "2",
         "--db", str(db), "--quiet",
     ]  # fmt: skip
-    total = 6 * 8
+    total = 6 * 10
     process = subprocess.Popen(
         [*LOCM, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
@@ -139,7 +139,7 @@ def test_resume_after_kill_9_plays_only_missing_games(tmp_path: Path) -> None:
     after = rows(db)
     assert len(after) == total == len({row[0] for row in after})
     assert set(before) <= set(after)  # games stored before the kill are untouched
-    keys = {spec.key for spec in schedule(["random", "greedy", "pass"], 8, 11)}
+    keys = {spec.key for spec in schedule(["random", "greedy", "pass"], 10, 11)}
     assert {row[0] for row in after} == keys
     again = locm(*args)
     assert "played 0 new games" in again.stderr
