@@ -8,6 +8,7 @@ import functools
 import json
 import lzma
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -81,6 +82,38 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_dir(Path(__file__).resolve().parents[1] / "cardarena", quiet=1)
         if _runs_the_whole_suite(config):
             _start_warm_up(config)
+            if config.getoption("dist", "no") != "no":
+                _rewrite_test_modules_once(config)
+
+
+def _rewrite_test_modules_once(config: pytest.Config) -> None:
+    """Write pytest's assertion-rewritten test modules to their cache before the xdist
+    workers start: each worker collects every test module, and on a fresh clone (or where
+    PYTHONDONTWRITEBYTECODE is set, as on CI machines) each would rewrite and compile all of
+    them again, about 8 CPU seconds apiece on 2 cores; with the cache they read them. The
+    warm-up compiles on the other core meanwhile. Uses pytest's own functions: where they
+    are not there (another pytest), the workers rewrite as before."""
+    tests = Path(__file__).resolve().parent
+    compileall.compile_dir(tests, quiet=1, rx=_REWRITTEN)  # their helpers, as plain modules
+    try:
+        from _pytest.assertion import rewrite
+
+        state = config.stash[rewrite.assertstate_key]
+        for source in sorted(tests.rglob("*.py")):
+            if not _REWRITTEN.search(str(source)):
+                continue
+            pyc = rewrite.get_cache_dir(source) / (source.stem + rewrite.PYC_TAIL)
+            if rewrite._read_pyc(source, pyc) is not None:
+                continue
+            stat, code = rewrite._rewrite_test(source, config)
+            if rewrite.try_makedirs(pyc.parent):
+                rewrite._write_pyc(state, code, stat, pyc)
+    except (ImportError, AttributeError, KeyError, TypeError, OSError, SyntaxError):
+        return
+
+
+_REWRITTEN = re.compile(r"/(test_[^/]*|conftest|browser)\.py$")
+"""The modules pytest rewrites here: test modules, conftest files and the browser plugin."""
 
 
 def _runs_the_whole_suite(config: pytest.Config) -> bool:

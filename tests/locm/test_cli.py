@@ -299,9 +299,10 @@ from cardarena.locm.agents import GreedyAgent
 
 
 class Slow(GreedyAgent):
-    # computes for 0.3 s of CPU at the start of each of its battle turns from the third on
+    # computes for 0.3 s of CPU at the start of one battle turn, its third or the next
+    # (once: a game in time does not pay it every turn)
     def act(self, state):
-        if state.phase.name == "BATTLE" and state.turn >= 4 and state.turn != self.seen:
+        if state.phase.name == "BATTLE" and state.turn >= 4 and self.seen < 0:
             self.seen = state.turn
             end = time.process_time() + 0.3
             while time.process_time() < end:

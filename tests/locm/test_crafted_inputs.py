@@ -19,8 +19,11 @@ from typing import Any
 
 import pytest
 
+from cardarena.locm.cli.tournament import print_report
 from cardarena.locm.referee.replay import ReplayError, replay_lines
 from cardarena.locm.viewer.frames import build_frames
+from cardarena.locm.viewer.tournament_pages import game_page, write_html_report
+from cardarena.tournaments.store import StoreError
 from cardarena.untrusted import MAX_LOG_BYTES
 from tests.locm.test_viewer_report import LOCM, Server, locm, tournament
 from tests.locm.viewer_expect import played_log
@@ -64,52 +67,83 @@ def bomb(gigabytes: float = 1.0) -> bytes:
     return b"".join(parts)
 
 
-@pytest.mark.parametrize(
-    ("statement", "words"),
-    [
-        ("UPDATE games SET round = 'abc'", ["round = 'abc'", "want a whole number"]),
-        ("UPDATE games SET winner = 5", ["winner = 5", "want 0, 1 or NULL"]),
-        ("UPDATE games SET error_seat = 7", ["error_seat = 7"]),
-        ("UPDATE games SET first = X'00'", ["first = b'\\x00'", "want text"]),
-        ("UPDATE games SET second = first", ["another bot than first"]),
-        ("UPDATE games SET turns = -3", ["turns = -3"]),
-        ("INSERT INTO bots VALUES (X'01', 'x')", ["the bots table", "not text"]),
-    ],
-)
-@pytest.mark.parametrize("command", ["report", "report --html", "report --json"])
-def test_crafted_rows_are_one_line(
-    database: Path, tmp_path: Path, statement: str, words: list[str], command: str
+CRAFTED_ROWS = [
+    ("UPDATE games SET round = 'abc'", ["round = 'abc'", "want a whole number"]),
+    ("UPDATE games SET winner = 5", ["winner = 5", "want 0, 1 or NULL"]),
+    ("UPDATE games SET error_seat = 7", ["error_seat = 7"]),
+    ("UPDATE games SET first = X'00'", ["first = b'\\x00'", "want text"]),
+    ("UPDATE games SET second = first", ["another bot than first"]),
+    ("UPDATE games SET turns = -3", ["turns = -3"]),
+    ("INSERT INTO bots VALUES (X'01', 'x')", ["the bots table", "not text"]),
+]
+
+
+@pytest.mark.parametrize(("statement", "words"), CRAFTED_ROWS)
+def test_crafted_rows_are_named_by_the_report(
+    database: Path, tmp_path: Path, statement: str, words: list[str]
 ) -> None:
+    """What every form of ``locm report`` reads first (the one-line reason the case below
+    prints through each of them), in-process."""
+    db = altered(database, tmp_path, statement)
+    with pytest.raises(StoreError) as refused:
+        print_report(str(db), out_dir=str(tmp_path / "out"))
+    assert all(word in str(refused.value) for word in words), refused.value
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["report", "report --html", "report --json"])
+def test_a_crafted_row_is_one_line(database: Path, tmp_path: Path, command: str) -> None:
+    statement, words = CRAFTED_ROWS[1]
     db = altered(database, tmp_path, statement)
     extra = ["--html", str(tmp_path / "html")] if "html" in command else []
     extra += ["--json"] if "json" in command else []
     one_line(locm("report", "--db", str(db), "--out", str(tmp_path / "out"), *extra), *words)
 
 
-@pytest.mark.parametrize(
-    ("blob", "words"),
-    [
-        (b"\x00\x11\x22\x33", ["not zlib-compressed data"]),
-        (zlib.compress(b"[1, 2, 3]"), ["is not a game log"]),
-        (zlib.compress(b"\xff\xfe garbage"), ["binary, not UTF-8"]),
-        (zlib.compress(b"{" * 10), ["invalid JSON"]),
-        (zlib.compress(b"[" * 250_000 + b"]" * 250_000), ["items"]),
-        (zlib.compress(b'{"outputs": "x"')[:-4], ["truncated"]),
-    ],
-    ids=["not zlib", "a list", "binary", "invalid", "many items", "truncated"],
-)
-def test_a_crafted_log_blob_is_one_line(
+CRAFTED_BLOBS = {
+    "not zlib": (b"\x00\x11\x22\x33", ["not zlib-compressed data"]),
+    "a list": (zlib.compress(b"[1, 2, 3]"), ["is not a game log"]),
+    "binary": (zlib.compress(b"\xff\xfe garbage"), ["binary, not UTF-8"]),
+    "invalid": (zlib.compress(b"{" * 10), ["invalid JSON"]),
+    "many items": (zlib.compress(b"[" * 250_000 + b"]" * 250_000), ["items"]),
+    "truncated": (zlib.compress(b'{"outputs": "x"')[:-4], ["truncated"]),
+}
+
+
+def html_report_without(html: Path) -> None:
+    """The report and game 2's page are written, game 1 is listed without a link."""
+    index = (html / "index.html").read_text()
+    assert "<td>game 1</td>" in index and '<a href="games/2.html">' in index
+    assert sorted(p.name for p in (html / "games").iterdir()) == ["2.html"]
+
+
+@pytest.mark.parametrize(("blob", "words"), CRAFTED_BLOBS.values(), ids=CRAFTED_BLOBS.keys())
+def test_a_crafted_log_blob_is_named_by_the_pages(
     database: Path, tmp_path: Path, blob: bytes, words: list[str]
 ) -> None:
+    """What ``locm report --html`` and ``locm view --game`` say of a stored log that is not
+    one (the case below runs the commands, each printing it as one line), in-process."""
+    db = altered(database, tmp_path, "UPDATE games SET log = ? WHERE rowid = 1", params=(blob,))
+    html = tmp_path / "html"
+    with pytest.raises(StoreError) as refused:
+        write_html_report(str(db), str(html))
+    assert "no page for games 1" in str(refused.value), refused.value
+    assert all(word in str(refused.value) for word in words), refused.value
+    html_report_without(html)
+    with pytest.raises(StoreError) as refused:
+        game_page(str(db), 1)
+    assert all(word in str(refused.value) for word in words), refused.value
+
+
+def test_a_crafted_log_blob_is_one_line(database: Path, tmp_path: Path) -> None:
+    blob, words = CRAFTED_BLOBS["binary"]
     db = altered(database, tmp_path, "UPDATE games SET log = ? WHERE rowid = 1", params=(blob,))
     # the text report never reads the logs: it still works
     assert locm("report", "--db", str(db), "--out", str(tmp_path / "out")).returncode == 0
     html = tmp_path / "html"
     result = locm("report", "--db", str(db), "--html", str(html))
     one_line(result, "no page for games 1", *words)
-    index = (html / "index.html").read_text()  # the report and the other game are written
-    assert "<td>game 1</td>" in index and '<a href="games/2.html">' in index
-    assert sorted(p.name for p in (html / "games").iterdir()) == ["2.html"]
+    html_report_without(html)
     one_line(locm("view", "--db", str(db), "--game", "1", "-o", str(tmp_path / "g.html")), *words)
     assert not (tmp_path / "g.html").exists()
 
@@ -158,13 +192,10 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("change", "words"),
     [
+        # the rest of cardarena's own entries: test_an_entry_of_another_shape_is_named
         (lambda log: log["cardarena"].update(league=float("inf")), ["league is inf"]),
-        (lambda log: log["cardarena"].update(league="x"), ["league is 'x'"]),
-        (lambda log: log["cardarena"].update(players=["one"]), ["exactly two players"]),
-        (lambda log: log["cardarena"].update(players=[[1], {}]), ["two names"]),
-        (lambda log: log.update(cardarena=[1]), ["not a JSON object"]),
         (lambda log: log.update(scores={"0": 7, "1": 7}), ["does not replay"]),
-        # an SDK entry of another shape (the rest: test_an_sdk_entry_of_another_shape_is_named)
+        # an SDK entry of another shape (the rest: test_an_entry_of_another_shape_is_named)
         (lambda log: log.update(outputs="x"), ["'outputs' is not a JSON object"]),
     ],
 )
@@ -190,6 +221,10 @@ def test_a_crafted_log_file_is_one_line(
 @pytest.mark.parametrize(
     ("change", "words"),
     [
+        (lambda log: log["cardarena"].update(league="x"), ["league is 'x'"]),
+        (lambda log: log["cardarena"].update(players=["one"]), ["exactly two players"]),
+        (lambda log: log["cardarena"].update(players=[[1], {}]), ["two names"]),
+        (lambda log: log.update(cardarena=[1]), ["not a JSON object"]),
         (lambda log: log.update(outputs="x"), ["'outputs' is not a JSON object"]),
         (lambda log: log.update(outputs=None), ["'outputs' is not a JSON object"]),
         (lambda log: log["outputs"].update({"0": None}), ["outputs['0'] is not a list"]),
@@ -202,12 +237,13 @@ def test_a_crafted_log_file_is_one_line(
         (lambda log: log.update(summaries=[{}]), ["'summaries' is not a list of texts"]),
     ],
 )
-def test_an_sdk_entry_of_another_shape_is_named(
+def test_an_entry_of_another_shape_is_named(
     log: dict[str, Any], change: Any, words: list[str]
 ) -> None:
     """What `locm view` and `locm replay` say (one line: the case above runs them) for a log
-    whose entries are not of the GameResult's shape, before any replay reads them: it was a
-    Python error from inside the replay, and a traceback from `locm replay`."""
+    whose entries are not of the GameResult's shape (cardarena's own, or the SDK's), before
+    any replay reads them: for the SDK's, it was a Python error from inside the replay, and
+    a traceback from `locm replay`."""
     crafted = json.loads(json.dumps(log))
     change(crafted)
     for replay in (build_frames, lambda log: list(replay_lines(log))):

@@ -144,10 +144,10 @@ def test_resume_after_kill_9_plays_only_missing_games(tmp_path: Path) -> None:
     db = tmp_path / "resume.db"
     args = [
         "tournament", "--bot", "builtin:random", "--bot", "builtin:greedy", "--bot",
-        "builtin:pass", "--version", "1.5", "--games", "40", "--seed", "11", "--workers", "2",
+        "builtin:pass", "--version", "1.5", "--games", "10", "--seed", "11", "--workers", "2",
         "--db", str(db), "--quiet",
     ]  # fmt: skip
-    total = 6 * 40
+    total = 6 * 10
     process = subprocess.Popen(
         [*LOCM, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
@@ -161,7 +161,7 @@ def test_resume_after_kill_9_plays_only_missing_games(tmp_path: Path) -> None:
                     count = connection.execute("SELECT COUNT(*) FROM games").fetchone()[0]
             except sqlite3.OperationalError:
                 continue
-            if count >= 20:
+            if count >= 6:
                 break
     assert process.poll() is None, "the tournament finished before it could be killed"
     os.kill(process.pid, signal.SIGKILL)
@@ -170,14 +170,14 @@ def test_resume_after_kill_9_plays_only_missing_games(tmp_path: Path) -> None:
     with sqlite3.connect(db) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     before = rows(db)
-    assert 20 <= len(before) < total
+    assert 6 <= len(before) < total
     resumed = locm(*args)
     assert resumed.returncode == 0, resumed.stderr
     assert f"played {total - len(before)} new games" in resumed.stderr
     after = rows(db)
     assert len(after) == total == len({row[0] for row in after})
     assert set(before) <= set(after)  # games stored before the kill are untouched
-    keys = {spec.key for spec in schedule(["random", "greedy", "pass"], 40, 11)}
+    keys = {spec.key for spec in schedule(["random", "greedy", "pass"], 10, 11)}
     assert {row[0] for row in after} == keys
     again = locm(*args)
     assert "played 0 new games" in again.stderr
@@ -252,10 +252,10 @@ def test_ctrl_c_exits_at_once_and_keeps_every_finished_game(tmp_path: Path) -> N
     tag = f"int-{os.getpid()}-{time.monotonic_ns()}"
     args = [
         "tournament", "--bot", "builtin:random", "--bot", f"honest={simple_bot('play', 0)} {tag}",
-        "--bot", "builtin:greedy", "--version", "1.5", "--games", "4", "--workers", "2",
+        "--bot", "builtin:greedy", "--version", "1.5", "--games", "2", "--workers", "2",
         "--db", str(db), "--quiet",
     ]  # fmt: skip
-    total = 6 * 4
+    total = 6 * 2
     # Its own process group, as a terminal's foreground job: Ctrl-C signals the whole group.
     process = subprocess.Popen(
         [*LOCM, *args], stderr=subprocess.PIPE, text=True, start_new_session=True

@@ -41,10 +41,10 @@ def locm(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("version", ["1.2", "1.0"])
-def test_sore_losers_score_nothing_and_retry_errors_replays_none(
-    tmp_path: Path, version: str
-) -> None:
+def test_sore_losers_score_nothing_and_retry_errors_replays_none(tmp_path: Path) -> None:
+    """The whole path in 1.2: tournament, report and its files, --retry-errors, and a
+    database an earlier version wrote (1.0's games: the test below)."""
+    version = "1.2"
     db = tmp_path / "sore.db"
     args = [
         "tournament", "--bot", "builtin:greedy", "--bot", f"sore={sore_bot('empty')}",
@@ -116,6 +116,27 @@ def test_sore_losers_score_nothing_and_retry_errors_replays_none(
     assert "played 0 new games" in resumed.stderr
     now = json.loads(locm("report", "--db", str(db), "--json").stdout)["bots"]["sore"]
     assert now == sore
+
+
+@pytest.mark.parametrize(("mode", "kind"), [("empty", "empty line"), ("crash", "crash")])
+def test_a_sore_loser_in_1_0_is_charged_its_loss(mode: str, kind: str) -> None:
+    """1.0's games as a tournament worker plays and stores them (the report, retry and
+    resume of such games: the test above, in 1.2): behind against greedy, the sore bot
+    answers an empty line (the official runner aborts the game) or crashes, and loses."""
+    task = LocmGameTask(
+        GameSpec("sore", "greedy", 0, 3),
+        (sore_bot(mode), "builtin:greedy"), resolve_parameters("1.0", {"seed": 3}), 4, 10.0,
+        sandbox=False,
+    )  # fmt: skip
+    record = play_scheduled_game(task)
+    assert (record.error_seat, record.error_kind, record.winner) == (0, kind, 1), record.detail
+    assert record.log is not None
+    log = decompress_log(record.log)
+    if mode == "empty":
+        assert record.result == "aborted" and record.end_reason == "ABORTED_EMPTY_LINE"
+        assert log["scores"] == {} and "failCause" in log
+    else:
+        assert record.result == "win"
 
 
 def test_an_over_long_line_is_charged_as_too_long_and_not_a_crash(tmp_path: Path) -> None:

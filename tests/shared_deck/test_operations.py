@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import signal
 import socket
 import stat
@@ -306,6 +307,15 @@ def test_a_disk_that_stays_full_stops_the_server_loudly_and_keeps_what_was_store
 
 
 # ------------------------------------------------------------------------ option checking
+@pytest.fixture(scope="module")
+def league_of_one(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database with one player, made once by the command (each option test gets a copy)."""
+    db = tmp_path_factory.mktemp("league") / "league.db"
+    add_players(db, "alice")
+    assert sorted(path.name for path in db.parent.iterdir()) == ["league.db"]
+    return db
+
+
 @pytest.mark.parametrize(
     "options",
     [
@@ -336,9 +346,11 @@ def test_a_disk_that_stays_full_stops_the_server_loudly_and_keeps_what_was_store
         ["--unread-timeout", "nan"],
     ],
 )
-def test_bad_serve_options_are_one_line_and_exit_2(tmp_path: Path, options: list[str]) -> None:
+def test_bad_serve_options_are_one_line_and_exit_2(
+    tmp_path: Path, league_of_one: Path, options: list[str]
+) -> None:
     db = tmp_path / "league.db"
-    add_players(db, "alice")
+    shutil.copy2(league_of_one, db)
     before = sorted(path.name for path in tmp_path.iterdir())
     result = run_cli("serve", "--db", str(db), "--port", "0", *options)
     assert result.returncode == 2, result.stderr
