@@ -5,6 +5,7 @@ exit status 2 for a usage error, 1 when the server refuses the upload (with its 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -141,6 +142,27 @@ def test_every_documented_ladder_command_parses() -> None:
     for words in commands:
         args = parser.parse_args(words)
         assert args.run is not None, words
+
+
+def _anchors(markdown: Path) -> set[str]:
+    """The anchors GitHub gives a file's headings (lower case, punctuation dropped, spaces to -)."""
+    anchors = set()
+    for line in markdown.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return anchors
+
+
+def test_the_ladder_docs_links_lead_to_sections_that_exist() -> None:
+    """Every ``(#section)`` link of the ladder's docs, here or into another doc, has its heading."""
+    for doc in (ROOT / "docs" / "ladder.md", ROOT / "docs" / "security.md", ROOT / "README.md"):
+        text = doc.read_text(encoding="utf-8")
+        links = re.findall(r"\]\(([\w./-]*\.md)?#([\w-]+)\)", text)
+        assert len(links) > 5, doc
+        for target, anchor in links:
+            page = (doc.parent / target).resolve() if target else doc
+            assert anchor in _anchors(page), f"{doc.name}: {target}#{anchor}"
 
 
 def test_a_bad_languages_file_stops_serve_before_it_starts(
