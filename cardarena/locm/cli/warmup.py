@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ..engine.rules import VERSIONS
+from ..engine.rules import VERSIONS, ruleset
 
 
 @dataclass(frozen=True)
@@ -73,14 +73,12 @@ def _rollouts() -> None:
 def pieces(versions: Iterable[str] = VERSIONS) -> list[Piece]:
     """What ``locm warm-up`` compiles for ``versions``, most used first."""
     chosen = list(dict.fromkeys(versions))
-    kinds = []  # one version per compiled variant: draft (1.0/1.2) and pool (1.5)
-    if any(v != "1.5" for v in chosen):
-        kinds.append(next(v for v in chosen if v != "1.5"))
-    if "1.5" in chosen:
-        kinds.append("1.5")
+    kinds = []  # one version per compiled variant: draft (1.0/1.2) and constructed (1.5)
+    for draft in (True, False):
+        kinds += [v for v in chosen if ruleset(v).draft == draft][:1]
     found: list[Piece] = []
     for version in kinds:
-        name = "1.5" if version == "1.5" else "1.0/1.2"
+        name = "/".join(v for v in VERSIONS if ruleset(v).draft == ruleset(version).draft)
         found += [
             Piece(f"vector env {name}", lambda v=version: _vector_env(v, "random"), "gymnasium"),
             Piece(
@@ -91,7 +89,7 @@ def pieces(versions: Iterable[str] = VERSIONS) -> list[Piece]:
             Piece(f"Batch {name}", lambda v=version: _batch(v)),
         ]
     found.append(Piece("playouts", lambda: _playouts(chosen[0])))
-    if any(v in ("1.2", "1.5") for v in chosen):
+    if any(ruleset(v).has_lanes for v in chosen):  # the rollout search plays lanes
         found.append(Piece("rollout search", _rollouts))
     return found
 
