@@ -57,6 +57,7 @@ from cardarena.ladder.ratings import DRIFT, INITIAL, after_game, conservative, f
 from cardarena.ladder.ratings import new_version as ratings_new_version
 from cardarena.ladder.scheduler import Scheduler, random_seed
 from cardarena.ladder.store import LadderStore
+from cardarena.locm.ladder.service import default_workers
 from cardarena.machine import describe, load_average, machine, run_script
 from cardarena.tournaments.store import GameRecord, compress_log
 
@@ -505,25 +506,32 @@ def child_env() -> dict[str, str]:
 
 
 def count_rows(db: str, query: str) -> int:
+    """One count from a database another process writes (0 while it does not exist)."""
+    return int(count_float(db, query))
+
+
+def count_float(db: str, query: str) -> float:
     """One number from a database another process writes (0 while it does not exist)."""
     try:
         connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
     except sqlite3.Error:
         return 0
     try:
-        return int(connection.execute(query).fetchone()[0])
+        return float(connection.execute(query).fetchone()[0])
     except sqlite3.Error:
-        return 0
+        return 0.0
     finally:
         connection.close()
 
 
 def steady_rate(db: str, query: str, warm_up: int, measured: int,
-                process: subprocess.Popen[bytes]) -> dict[str, float]:  # fmt: skip
+                process: subprocess.Popen[bytes], workers: int) -> dict[str, float]:  # fmt: skip
     """Games per second of the process writing ``db``: the time from its ``warm_up``-th
     finished game to ``measured`` games later (``query`` counts finished games, then their
-    turns)."""
+    turns), and ``busy``: the share of the workers' time spent in those games (the sum of
+    their durations, as the referee measured them, over workers x time)."""
     count_query, turns_query = query, query.replace("COUNT(*)", "COALESCE(SUM(turns), 0)")
+    busy_query = query.replace("COUNT(*)", "COALESCE(SUM(duration_s), 0)")
     deadline = time.monotonic() + START_S
     while (done := count_rows(db, count_query)) < warm_up:
         if process.poll() is not None:
@@ -533,6 +541,7 @@ def steady_rate(db: str, query: str, warm_up: int, measured: int,
             raise RuntimeError(f"no {warm_up} games in {START_S:.0f} s")
         time.sleep(0.05)
     started, first, first_turns = time.perf_counter(), done, count_rows(db, turns_query)
+    first_busy = count_float(db, busy_query)
     deadline = time.monotonic() + START_S + measured * 5.0
     while (done := count_rows(db, count_query)) < first + measured:
         if process.poll() is not None:
@@ -542,7 +551,9 @@ def steady_rate(db: str, query: str, warm_up: int, measured: int,
         time.sleep(0.05)
     seconds = time.perf_counter() - started
     turns = count_rows(db, turns_query) - first_turns
-    return {"games_per_s": (done - first) / seconds, "turns_per_s": turns / seconds}
+    busy = (count_float(db, busy_query) - first_busy) / (seconds * workers)
+    return {"games_per_s": (done - first) / seconds, "turns_per_s": turns / seconds,
+            "busy": busy}  # fmt: skip
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -571,7 +582,7 @@ def ladder_rate(directory: str, lineup: list[tuple[str, str]], workers: int, war
     server = subprocess.Popen(command, env=child_env(), stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, cwd=directory)  # fmt: skip
     try:
-        return steady_rate(db, LADDER_DONE, warm_up, measured, server)
+        return steady_rate(db, LADDER_DONE, warm_up, measured, server, workers)
     finally:
         stop(server)
 
@@ -591,7 +602,7 @@ def tournament_rate(directory: str, lineup: list[tuple[str, str]], workers: int,
     runner = subprocess.Popen(command, env=child_env(), stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, cwd=directory)  # fmt: skip
     try:
-        return steady_rate(db, TOURNAMENT_DONE, warm_up, measured, runner)
+        return steady_rate(db, TOURNAMENT_DONE, warm_up, measured, runner, workers)
     finally:
         stop(runner)
 
@@ -611,6 +622,8 @@ def throughput(args: argparse.Namespace) -> dict[str, object]:
     tournament_rate_ = statistics.median(r["games_per_s"] for r in tournament)
     ladder_turns = statistics.median(r["turns_per_s"] for r in ladder)
     tournament_turns = statistics.median(r["turns_per_s"] for r in tournament)
+    ladder_busy = statistics.median(r["busy"] for r in ladder)
+    tournament_busy = statistics.median(r["busy"] for r in tournament)
     return {
         "bots": len(lineup),
         "field": args.field,
@@ -624,6 +637,8 @@ def throughput(args: argparse.Namespace) -> dict[str, object]:
         "ladder_turns_per_s": round(ladder_turns, 1),
         "tournament_turns_per_s": round(tournament_turns, 1),
         "turns_ratio": round(ladder_turns / tournament_turns, 3),
+        "ladder_workers_busy": round(ladder_busy, 3),
+        "tournament_workers_busy": round(tournament_busy, 3),
         "ladder_runs": [round(r["games_per_s"], 3) for r in ladder],
         "tournament_runs": [round(r["games_per_s"], 3) for r in tournament],
         "bar": THROUGHPUT_BAR,
@@ -647,6 +662,8 @@ def show_throughput(result: dict[str, Any]) -> None:
     )
     print(f"  ladder / tournament: {result['ratio']:.0%} of the games/s (bar "
           f"{result['bar']:.0%}), {result['turns_ratio']:.0%} of the turns/s")  # fmt: skip
+    print(f"  workers busy playing: ladder {result['ladder_workers_busy']:.0%}, tournament "
+          f"{result['tournament_workers_busy']:.0%} (the rest: between games)")  # fmt: skip
     print(
         f"  ({describe(result['machine'])}; "
         f"{result['machine']['load_average_before'][0]} at the start)"
@@ -827,10 +844,12 @@ def pages_run(db: str, directory: str, watchers: int, seconds: float, poll_s: fl
 def pages(args: argparse.Namespace, big: str, directory: str) -> dict[str, object]:
     """The leaderboard page and ``GET /api/leaderboard`` of a real ``locm ladder serve`` over
     ``--stored`` games, with ``--watchers`` clients polling both every ``--poll`` s: once
-    with the ladder paused (the pages alone), once while it plays on ``--workers``."""
+    with the ladder paused (the pages alone), once while it plays on ``--page-workers``
+    (default: as many as the server's default, the cores minus one)."""
     before = load_average()
     modes: dict[str, object] = {}
-    for mode, workers in (("paused", 0), ("playing", args.workers)):
+    playing_workers = args.page_workers or default_workers()
+    for mode, workers in (("paused", 0), ("playing", playing_workers)):
         runs = []
         for run in range(args.runs):
             db = copy_ladder(big, os.path.join(directory, "pages.db"))
@@ -856,7 +875,7 @@ def pages(args: argparse.Namespace, big: str, directory: str) -> dict[str, objec
         "poll_s": args.poll,
         "seconds_per_run": args.watch_seconds,
         "runs": args.runs,
-        "workers_playing": args.workers,
+        "workers_playing": playing_workers,
         **modes,
         "bar_p99_ms": PAGES_BAR_MS,
         "machine": machine(before),
@@ -914,6 +933,11 @@ def main() -> None:
     real.add_argument("--watchers", type=int, default=20, help="clients polling the board")
     real.add_argument("--poll", type=float, default=1.0, help="seconds between a watcher's polls")
     real.add_argument("--watch-seconds", type=float, default=30.0, help="seconds per run")
+    real.add_argument(
+        "--page-workers",
+        type=int,
+        help="pages: workers while it plays (default: the server's, cores - 1)",
+    )
     real.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     if args.bots < 2 or args.games < 1 or args.pairs_in_flight < 1 or args.seeds < 1:

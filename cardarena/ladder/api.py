@@ -4,7 +4,7 @@ the pages are drawn from (docs/ladder.md lists every field).
 The store (:mod:`.store`) keeps rows; this module shapes them for people and programs: times
 as ISO 8601 UTC, a game's seats as bots with their owners (the server hides a seat's stderr
 from everyone but its owner), the board with the Bradley–Terry fit over all rated games
-(:func:`.ratings.board_fit`, recomputed only when a game was added; in the server at most
+(:func:`.ratings.board_fit_counts`, recomputed only when a game was added; in the server at most
 every few seconds, in the background).
 """
 
@@ -19,7 +19,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from .ratings import FitRow, board_fit
+from .ratings import FitRow, board_fit_counts
 from .store import BoardRow, GameRow, LadderError, LadderStore, User, VersionRow
 
 LABEL = re.compile(r"(?P<bot>.+)\.v(?P<version>[0-9]+)")
@@ -141,8 +141,8 @@ class StoreData:
     def _fitted(self) -> tuple[Any, dict[str, FitRow]]:
         """The store's change mark and the fit of the games up to it."""
         mark = self.store.change_mark()
-        names, results = self.store.rated_results()
-        rows = board_fit(names, results) if names else []
+        names, counted = self.store.rated_counts()
+        rows = board_fit_counts(names, counted) if names else []
         return mark, {row.name: row for row in rows}
 
     def _refresh(self) -> None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cardarena.ladder.api import StoreData
+from cardarena.ladder.ratings import board_fit, board_fit_counts
 from tests.ladder.test_scheduler import active, setup
 from tests.ladder.test_service import wait_for
 from tests.ladder.test_store import record
@@ -36,4 +39,20 @@ def test_a_changed_board_s_fit_comes_from_the_background(tmp_path: Path) -> None
     immediate = StoreData(store)  # refresh_s 0: always the current fit
     play(2)
     assert fitted_games(immediate.fit()) == 6
+    store.close()
+
+
+def test_the_fit_counted_by_pair_is_the_fit_game_by_game(tmp_path: Path) -> None:
+    store, scheduler, people = setup(tmp_path)
+    for person, name in zip(people, ("a1", "b1", "c1"), strict=True):
+        active(store, person, name)
+    for index in range(24):
+        game = scheduler.next_game()
+        assert game is not None
+        store.finish(game.id, record((None, 0, 1, 1)[index % 4]))
+    names, counted = store.rated_counts()
+    assert names == store.rated_results()[0] and len(counted) == 3
+    assert board_fit_counts(names, counted) == board_fit(*store.rated_results())
+    with pytest.raises(ValueError, match="between 0 and 3"):
+        board_fit_counts(["a", "b"], [("a", "b", 3.5, 3)])
     store.close()

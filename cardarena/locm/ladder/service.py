@@ -51,7 +51,7 @@ DESCRIPTORS_PER_WORKER = 4
 BUILD_POLL_S = 2.0
 """How often the builder looks for waiting submissions when nobody woke it."""
 STOP_WAIT_S = 10.0
-FIT_REFRESH_S = 5.0
+FIT_REFRESH_S = 2.0
 """The board's Bradley–Terry fit is at most this much older than the last game (it is
 computed in the background: see :class:`cardarena.ladder.api.StoreData`)."""
 
