@@ -1,9 +1,26 @@
-"""How fast the ladder's board finds the true order, and whether its intervals are honest.
+"""The ladder's figures: convergence, throughput, scheduling cost, pages under watchers.
 
-    python benchmarks/ladder.py                 # human-readable
-    python benchmarks/ladder.py --seeds 20 --json
+    python benchmarks/ladder.py                          # every section, human-readable
+    python benchmarks/ladder.py --only throughput        # one section (repeatable)
+    python benchmarks/ladder.py --only pages --json      # {"pages": {...}}
 
-Simulated bots of known strength play the ladder's loop: ``choose_pairing`` picks each
+Each section prints its figures with the CPU and the load average (the medians of
+``--runs`` runs where it measures time):
+
+* ``throughput``: 20 active bots (10 built-in agents, 10 process bots in the sandbox), a
+  real ``locm ladder serve`` and a real ``locm tournament`` of the same bots on the same
+  ``--workers``, at the official limits; each is timed from its ``--warm-up``-th finished
+  game for ``--measured`` games (runs alternate, so the machine's load hits both alike).
+  Bar: the ladder plays at least 90% of the tournament's games per second.
+* ``scheduling``: a ladder database filled with ``--stored`` finished games; the server's
+  bookkeeping per game (choose and queue a pair, lease, store the result with its rating
+  change). Bar: 5 ms per game.
+* ``pages``: a real server over the same database; ``--watchers`` clients each poll the
+  leaderboard page and ``GET /api/leaderboard`` every ``--poll`` s, with the ladder paused
+  and while it plays. Bar: p99 50 ms.
+* ``convergence`` (below): simulated bots, pure Python.
+
+Convergence. Simulated bots of known strength play the ladder's loop: ``choose_pairing`` picks each
 pair (two games, seats swapped; the first seat is worth ``--seat`` Elo, 5% of games are
 drawn), ``--workers`` pairs are in flight at once and finish in random order, and the
 online ratings (``after_game``) are updated as games finish. The bots' true Elo are
@@ -718,7 +735,7 @@ def scheduling(args: argparse.Namespace, big: str, directory: str) -> dict[str, 
         runs = [schedule_run(scheduler, args.scheduled, rng, log) for _ in range(args.runs)]
         board_ms = timed_ms(store.leaderboard)
         bot_ms = timed_ms(lambda: store.bot("bot0"))
-        results_ms = timed_ms(store.rated_results)
+        results_ms = timed_ms(store.rated_counts)
     size_mb = os.path.getsize(db) / 1e6
     os.remove(db)
     return {
@@ -743,7 +760,7 @@ def show_scheduling(result: dict[str, Any]) -> None:
           f"ms, median of {len(result['runs_ms'])} runs of {result['scheduled_per_run']} (bar "
           f"{result['bar_ms']:.0f} ms)")  # fmt: skip
     print(f"  store reads: leaderboard {result['leaderboard_ms']:.1f} ms, one bot's page "
-          f"{result['bot_page_ms']:.1f} ms, the board fit's input (every rated game) "
+          f"{result['bot_page_ms']:.1f} ms, the board fit's input (head-to-head counts) "
           f"{result['board_results_ms']:.1f} ms")  # fmt: skip
     print(
         f"  ({describe(result['machine'])}; "
