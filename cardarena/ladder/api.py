@@ -4,19 +4,22 @@ the pages are drawn from (docs/ladder.md lists every field).
 The store (:mod:`.store`) keeps rows; this module shapes them for people and programs: times
 as ISO 8601 UTC, a game's seats as bots with their owners (the server hides a seat's stderr
 from everyone but its owner), the board with the Bradley–Terry fit over all rated games
-(:func:`.ratings.board_fit`, recomputed only when a game was added).
+(:func:`.ratings.board_fit_counts`, recomputed only when a game was added; in the server at most
+every few seconds, in the background).
 """
 
 from __future__ import annotations
 
+import math
 import re
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from .ratings import FitRow, board_fit
+from .ratings import FitRow, board_fit_counts
 from .store import BoardRow, GameRow, LadderError, LadderStore, User, VersionRow
 
 LABEL = re.compile(r"(?P<bot>.+)\.v(?P<version>[0-9]+)")
@@ -111,12 +114,21 @@ def version_json(row: VersionRow) -> dict[str, Any]:
 
 
 class StoreData:
-    """:class:`cardarena.ladder.server.LadderData` over a :class:`LadderStore`."""
+    """:class:`cardarena.ladder.server.LadderData` over a :class:`LadderStore`.
 
-    def __init__(self, store: LadderStore) -> None:
+    ``refresh_s`` 0: the board's fit is computed again, at once, whenever the store changed.
+    Above 0 (the server's setting): a changed store's fit is computed again in a background
+    thread, at most once per ``refresh_s``, and the board shows the previous fit meanwhile:
+    at 100,000 games a fit costs a tenth of a second or more, which would stall every page
+    and watcher behind it each time a game ends."""
+
+    def __init__(self, store: LadderStore, refresh_s: float = 0.0) -> None:
         self.store = store
+        self.refresh_s = refresh_s
         self._fit: tuple[Any, dict[str, FitRow]] | None = None
         self._fit_lock = threading.Lock()
+        self._refreshing = False
+        self._refreshed_at = -math.inf
 
     # ------------------------------------------------------------ reads
     def state(self) -> dict[str, Any]:
@@ -126,15 +138,36 @@ class StoreData:
         """Bot name -> its owner's name."""
         return self.store.owners()
 
+    def _fitted(self) -> tuple[Any, dict[str, FitRow]]:
+        """The store's change mark and the fit of the games up to it."""
+        mark = self.store.change_mark()
+        names, counted = self.store.rated_counts()
+        rows = board_fit_counts(names, counted) if names else []
+        return mark, {row.name: row for row in rows}
+
+    def _refresh(self) -> None:
+        try:
+            fitted = self._fitted()
+            with self._fit_lock:
+                self._fit = fitted
+        finally:
+            with self._fit_lock:
+                self._refreshing = False
+
     def fit(self) -> dict[str, FitRow]:
         """The Bradley–Terry fit of the board, by bot; recomputed only when the store wrote
         something since (a game finished, a status changed)."""
         with self._fit_lock:
-            mark = self.store.change_mark()
-            if self._fit is None or self._fit[0] != mark:
-                names, results = self.store.rated_results()
-                rows = board_fit(names, results) if names else []
-                self._fit = (mark, {row.name: row for row in rows})
+            current = self._fit
+            if current is not None and current[0] == self.store.change_mark():
+                return current[1]
+            if current is not None and self.refresh_s > 0:
+                now = time.monotonic()
+                if not self._refreshing and now - self._refreshed_at >= self.refresh_s:
+                    self._refreshing, self._refreshed_at = True, now
+                    threading.Thread(target=self._refresh, name="ladder-fit", daemon=True).start()
+                return current[1]
+            self._fit = self._fitted()
             return self._fit[1]
 
     def leaderboard(self) -> list[dict[str, Any]]:

@@ -161,23 +161,35 @@ def fit_games(names: Sequence[str], results: Iterable[tuple[str, str, float]]) -
 
     Games of a bot not in ``names``, and of a bot against itself, are left out: the caller
     chooses who is on the board."""
+    return fit_counts(names, ((a, b, score, 1) for a, b, score in results))
+
+
+def fit_counts(names: Sequence[str], counted: Iterable[tuple[str, str, float, int]]) -> Fit:
+    """:func:`fit_games` of games counted by pair: (a, b, a's points, games played); the
+    same fit as one entry per game, at the cost of the pairs (a ladder's 100,000 games are a
+    few hundred pairs)."""
     known = set(names)
     if len(known) != len(names):
         raise ValueError("the names on a board are distinct")
     place = {name: i for i, name in enumerate(names)}
     pairs: dict[tuple[str, str], tuple[float, int]] = {}  # (a, b), a before b in names
     games = dict.fromkeys(names, 0)
-    for a, b, score in results:
-        if a not in known or b not in known or a == b:
+    for a, b, score, count in counted:
+        if a not in known or b not in known or a == b or count <= 0:
             continue
-        if not 0 <= score <= 1:
-            raise ValueError(f"a game's score is between 0 and 1, not {score!r}")
+        if not 0 <= score <= count:
+            what = (
+                "a game's score is between 0 and 1"
+                if count == 1
+                else (f"the points of {count} games are between 0 and {count}")
+            )
+            raise ValueError(f"{what}, not {score!r}")
         if place[a] > place[b]:
-            a, b, score = b, a, 1 - score
+            a, b, score = b, a, count - score
         points, played = pairs.get((a, b), (0.0, 0))
-        pairs[a, b] = (points + score, played + 1)
-        games[a] += 1
-        games[b] += 1
+        pairs[a, b] = (points + score, played + count)
+        games[a] += count
+        games[b] += count
     fitted = fit(list(names), pairs)
     elo = {name: rating for name, (rating, _) in fitted.items()}
     sigma = {name: spread for name, (_, spread) in fitted.items()}
@@ -228,7 +240,16 @@ def board_fit(
     ``tied_with``: the bots next to it on the board, above and below, up to the first one
     it differs from significantly (the difference's own interval, which counts that two
     ratings fitted from the same games are correlated)."""
-    fitted = fit_games(names, results)
+    return board_fit_counts(names, ((a, b, score, 1) for a, b, score in results), confidence)
+
+
+def board_fit_counts(
+    names: Sequence[str],
+    counted: Iterable[tuple[str, str, float, int]],
+    confidence: float = CONFIDENCE,
+) -> list[FitRow]:
+    """:func:`board_fit` of games counted by pair: (a, b, a's points, games played)."""
+    fitted = fit_counts(names, counted)
     z = _quantile(confidence)
     rows = []
     for place, name in enumerate(fitted.order):

@@ -179,6 +179,8 @@ class LadderHooks:
     """The ladder's name on its pages (``LOCM 1.5 ladder``)."""
     languages: tuple[str, ...] = ()
     """The languages a submission may be written in (none given: any name is passed on)."""
+    entries: Mapping[str, str] = field(default_factory=dict)
+    """Each language's entry file (``bot.py``, ``main.c``): ``GET /api/languages`` says it."""
     max_upload_bytes: int = UploadLimits.upload_bytes
     """A submission's file at most (the whole request may add MAX_FIELD_BYTES per field)."""
     viewer_page: Callable[[Mapping[str, Any], frozenset[int], str], str] = _no_viewer
@@ -641,6 +643,10 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
             row.setdefault("win_rate", win_rate(row))
         return _json({**data.state(), "title": hooks.title, "bots": bots})
 
+    async def api_languages(_request: web.Request) -> web.Response:
+        listed = [{"name": name, "entry": hooks.entries.get(name)} for name in hooks.languages]
+        return _json({"languages": listed})
+
     def bot_or_404(name: str) -> dict[str, Any]:
         bot = data.bot(name)
         if bot is None:
@@ -931,6 +937,7 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
     routes.add_get("/api/games", api_games)
     routes.add_get(f"/api/games/{{id:{GAME_NUMBER}}}", api_game)
     routes.add_get("/api/me", api_me)
+    routes.add_get("/api/languages", api_languages)
     routes.add_post("/api/submissions", api_submit)
     routes.add_post("/api/ladder/{action:pause|resume|freeze|unfreeze}", api_organise)
     routes.add_post(f"/api/bots/{name}/{{action:disable|retire|enable}}", api_organise)

@@ -1249,6 +1249,22 @@ class LadderStore:
         names = sorted({name for a, b, _s in results for name in (a, b)})
         return names, results
 
+    @_locked
+    def rated_counts(self) -> tuple[list[str], list[tuple[str, str, float, int]]]:
+        """:meth:`rated_results` counted by pair: (a bot, another, the first one's points,
+        games), what ``ratings.board_fit_counts`` takes (a few hundred rows, not one per
+        game)."""
+        shown = self._shown_versions()
+        counted: list[tuple[str, str, float, int]] = []
+        for version, opponent, wins, draws, losses in self.db.execute(
+            "SELECT version, opponent, wins, draws, losses FROM results WHERE version < opponent"
+        ):
+            if version in shown and opponent in shown and wins + draws + losses > 0:
+                counted.append((shown[version], shown[opponent], wins + draws / 2,
+                                wins + draws + losses))  # fmt: skip
+        names = sorted({name for a, b, _p, _g in counted for name in (a, b)})
+        return names, counted
+
     def _shown_versions(self) -> dict[int, str]:
         """The version each bot is shown by on the board -> the bot's name."""
         rows = self.db.execute(

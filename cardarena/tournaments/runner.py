@@ -126,6 +126,34 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _python_handlers() -> dict[int, Any]:
+    """The SIGTERM and SIGINT handlers as Python knows them (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
+
+
+def _restore(handlers: dict[int, Any]) -> None:
+    """Install ``handlers`` again over whatever a library set in C meanwhile (``ray.init``
+    sets a SIGTERM handler of its own that logs a stack and exits: Ctrl-C and SIGTERM must
+    stay one clean stop that keeps the finished games)."""
+    for signum, handler in handlers.items():
+        if handler is not None:
+            signal.signal(signum, handler)
+
+
+def _stoppable(call: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+    """``call(...)``, a blocking Ray call; Ctrl-C or SIGTERM during it stops it as
+    anywhere else (Ray's compiled code hands the handler's exception on wrapped in a
+    SystemError)."""
+    try:
+        return call(*args, **kwargs)
+    except SystemError as error:
+        if isinstance(error.__cause__, (Interrupted, KeyboardInterrupt)):
+            raise error.__cause__ from None
+        raise
+
+
 class _Source(Generic[T]):
     """The tasks, taken one at a time when a worker is free."""
 
@@ -417,7 +445,9 @@ def _run_ray(
             options["address"] = address
         else:
             options["num_cpus"] = workers
+        handlers = _python_handlers()
         ray.init(**options)
+        _restore(handlers)  # Ray's own SIGTERM handler would end the process at once
     remote_play = ray.remote(num_cpus=1, max_retries=0)(play)
     in_flight = max(1, workers) * IN_FLIGHT_PER_WORKER
     pending: list[Any] = []
@@ -437,7 +467,7 @@ def _run_ray(
                 time.sleep(idle_s)  # nothing to play now: ask again in a moment
                 continue
             timeout = idle_s if source.waiting else None
-            done, pending = ray.wait(pending, num_returns=1, timeout=timeout)
+            done, pending = _stoppable(ray.wait, pending, num_returns=1, timeout=timeout)
             for ref in done:
                 task = task_of.pop(ref)
                 try:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...ladder.abtests import AbSettings, AbTests
-from ...ladder.languages import LANGUAGES, Language
+from ...ladder.languages import LANGUAGES, Language, available
 from ...ladder.limits import RateLimits
 from ...ladder.scheduler import Scheduler
 from ...ladder.store import DEFAULT_LEASE_S, LadderStore
@@ -59,6 +59,9 @@ DESCRIPTORS_PER_WORKER = 4
 BUILD_POLL_S = 2.0
 """How often the builder looks for waiting submissions when nobody woke it."""
 STOP_WAIT_S = 10.0
+FIT_REFRESH_S = 2.0
+"""The board's Bradley–Terry fit is at most this much older than the last game (it is
+computed in the background: see :class:`cardarena.ladder.api.StoreData`)."""
 
 
 def builds_folder(db: str) -> Path:
@@ -69,6 +72,12 @@ def builds_folder(db: str) -> Path:
 def default_workers() -> int:
     """Games at once by default: one core is left to the server, the web and the builds."""
     return max(1, (os.cpu_count() or 1) - 1)
+
+
+def offered_languages(languages: Mapping[str, Language]) -> dict[str, Language]:
+    """The languages of the table whose compiler and runtime are installed here: the only
+    ones the pages and ``GET /api/languages`` offer and an upload may name."""
+    return {name: language for name, language in languages.items() if available(language)}
 
 
 def add_user(db: str, name: str, organiser: bool = False) -> str:
@@ -291,6 +300,10 @@ def serve(
             web_thread = _web(store, version, languages, builder, host, port, limits,
                               allowed_hosts, workers, humans, ab=ab_web)  # fmt: skip
             print(web_thread.start(), flush=True)
+        missing = sorted(set(languages) - set(offered_languages(languages)))
+        if missing:
+            print(f"locm: ladder: not offered, their tools are not installed here: "
+                  f"{', '.join(missing)}", file=sys.stderr, flush=True)  # fmt: skip
         builder.rebuild_missing()  # before any game: each would be a crash
         builder.start()
         print(
@@ -361,10 +374,12 @@ def _web(
     from ...ladder.uploads import UploadLimits
     from .web import locm_hooks
 
-    data = StoreData(store)
+    data = StoreData(store, refresh_s=FIT_REFRESH_S)
+    offered = offered_languages(languages)
     hooks = locm_hooks(
         version,
-        languages=tuple(sorted(languages)),
+        languages=tuple(sorted(offered)),
+        entries={name: language.source_name for name, language in offered.items()},
         max_upload_bytes=UploadLimits().upload_bytes,
         submitted=builder.wake,
         play=humans,

@@ -45,11 +45,13 @@ def locm_hooks(
     submitted: Callable[[dict[str, Any]], None] | None = None,
     changed: Callable[[], None] | None = None,
     play: HumanPlay | None = None,
+    entries: Mapping[str, str] | None = None,
 ) -> LadderHooks:
     """The hooks of a LOCM ``version`` ladder for :func:`cardarena.ladder.server.make_app`."""
     return LadderHooks(
         title=f"LOCM {version} ladder",
         languages=languages,
+        entries=dict(entries or {}),
         max_upload_bytes=max_upload_bytes,
         viewer_page=viewer_page,
         redact_log=redact_stderr,
