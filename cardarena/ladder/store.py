@@ -314,6 +314,17 @@ def _locked(method: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+TOKEN_PREFIX = "ladder_"
+"""Every token starts with it: a bare random token may start with "-", which a command line
+such as ``locm ladder submit --token TOKEN`` then reads as an option (a secret scanner also
+knows the tokens by it)."""
+
+
+def new_secret() -> str:
+    """A fresh participant's token: the prefix and 256 random bits."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
@@ -541,7 +552,7 @@ class LadderStore:
     def add_user(self, name: str, organiser: bool = False) -> str:
         """Add a participant; return their new token (shown once: only its hash is kept)."""
         check_name(name, "user")
-        token = secrets.token_urlsafe(32)
+        token = new_secret()
         with self.transaction():
             if self.db.execute("SELECT 1 FROM users WHERE name = ?", (name,)).fetchone():
                 raise LadderError(f"there is already a user named {name!r}")
@@ -554,7 +565,7 @@ class LadderStore:
     @_locked
     def new_token(self, name: str) -> str:
         """Replace a participant's token (a lost one); the old one stops working."""
-        token = secrets.token_urlsafe(32)
+        token = new_secret()
         with self.transaction():
             cursor = self.db.execute(
                 "UPDATE users SET token_sha256 = ? WHERE name = ?", (token_hash(token), name)

@@ -13,6 +13,7 @@ import pytest
 
 from cardarena.ladder.ratings import INITIAL
 from cardarena.ladder.store import (
+    TOKEN_PREFIX,
     DisableRule,
     LadderError,
     LadderLocked,
@@ -80,6 +81,8 @@ def users(store: LadderStore) -> tuple[User, User]:
 def test_tokens_are_stored_hashed_and_looked_up_by_hash(store: LadderStore) -> None:
     token = store.add_user("alice", organiser=True)
     assert len(token) >= 40
+    # never read as a command-line option (--token -x...), whatever its random part
+    assert token.startswith(TOKEN_PREFIX)
     rows = store.db.execute("SELECT token_sha256 FROM users").fetchall()
     assert rows == [(hashlib.sha256(token.encode()).hexdigest(),)]
     dump = "\n".join(store.db.iterdump())
@@ -90,6 +93,7 @@ def test_tokens_are_stored_hashed_and_looked_up_by_hash(store: LadderStore) -> N
     again = store.new_token("alice")
     assert store.user_for_token(token) is None
     assert store.user_for_token(again) == User(1, "alice", True)
+    assert again.startswith(TOKEN_PREFIX) and store.add_user("bob").startswith(TOKEN_PREFIX)
 
 
 def test_names_and_owners_are_checked(store: LadderStore) -> None:
