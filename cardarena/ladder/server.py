@@ -32,6 +32,7 @@ import json
 import logging
 import math
 import secrets
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -719,9 +720,8 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
                 ab.check_submission(user)
             except Throttled as over:
                 raise Refused(429, str(over), {"Retry-After": str(over.retry_after)}) from None
-        loop = asyncio.get_running_loop()
         try:  # a broken archive is refused now, with its reason, not at the build
-            await loop.run_in_executor(None, check_upload, upload.data, upload.filename)
+            await in_thread(check_upload, upload.data, upload.filename)
         except ValueError as error:
             raise Refused(400, str(error)) from None
         try:
@@ -891,9 +891,7 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
             back = f"/bots/{_quote(bots[0])}" if bots else "/"
             async with rendering:  # a replay takes a while: a few at a time
                 try:
-                    text = await asyncio.get_running_loop().run_in_executor(
-                        None, hooks.viewer_page, log, hidden, back
-                    )
+                    text = await in_thread(hooks.viewer_page, log, hidden, back)
                 except ValueError as error:  # a log that does not replay: say why
                     raise Refused(500, f"game {key[0]} cannot be shown: {error}") from None
             while len(viewer_pages) >= VIEWER_CACHE:
@@ -967,6 +965,38 @@ def make_app(data: LadderData, hooks: LadderHooks = LadderHooks(),
                                         HEADERS))  # fmt: skip
     routes.add_route("*", "/{tail:.*}", not_found)
     return app
+
+
+R = TypeVar("R")
+
+
+async def in_thread(function: Callable[..., R], *args: Any) -> R:
+    """``function(*args)`` on a thread of its own, awaited. Not the event loop's default
+    executor: in this process, which forks game workers and starts bots while it serves, its
+    ``submit`` once failed on concurrent.futures' process-wide shutdown lock ("RuntimeError:
+    release unlocked lock", a 500 to an upload, in a loaded test run); a plain thread takes
+    no such lock."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[R] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is None:
+            future.set_result(result)
+        else:
+            future.set_exception(error)
+
+    def run() -> None:
+        try:
+            result = function(*args)
+        except BaseException as error:  # handed to the awaiting coroutine
+            loop.call_soon_threadsafe(settle, None, error)
+        else:
+            loop.call_soon_threadsafe(settle, result, None)
+
+    threading.Thread(target=run, name="ladder-work", daemon=True).start()
+    return await future
 
 
 class _OneLineForMalformed(logging.Formatter):

@@ -32,11 +32,16 @@ BOTS = ("builtin:greedy", "builtin:random", "builtin:pass")
 """In-process agents: the games are the real referee's, and cheap."""
 
 
-def wait_for(condition: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
+def wait_for(
+    condition: Callable[[], Any],
+    what: str,
+    timeout: float = 60.0,
+    explain: Callable[[], str] = lambda: "",
+) -> Any:
     deadline = time.monotonic() + timeout
     while not (value := condition()):
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what} {explain()}")
         time.sleep(0.05)
     return value
 
@@ -135,7 +140,10 @@ def test_kill_9_and_restart_lose_nothing_and_count_nothing_twice(
             return bool(rows(db, f"SELECT 1 FROM versions WHERE id = {version} AND "
                                  "rated_games > 0 AND status = 'active'"))  # fmt: skip
 
-        wait_for(lambda: caught_up() or again.poll() is not None, "the games played again")
+        wait_for(lambda: caught_up() or again.poll() is not None, "the games played again",
+                 explain=lambda: f"{len(done_games(db))} of {wanted} games done, the versions: "
+                 f"{rows(db, 'SELECT id, status, reason, rated_games FROM versions')}, the "
+                 f"games: {rows(db, 'SELECT kind, state, result, end_reason, error_kind, detail FROM games WHERE id > ' + str(max(done)))}")  # fmt: skip  # noqa: E501
         assert again.poll() is None, again.communicate()
         again.send_signal(signal.SIGTERM)
         _out, err = again.communicate(timeout=60)
