@@ -140,10 +140,16 @@ def test_kill_9_and_restart_lose_nothing_and_count_nothing_twice(
             return bool(rows(db, f"SELECT 1 FROM versions WHERE id = {version} AND "
                                  "rated_games > 0 AND status = 'active'"))  # fmt: skip
 
+        # Generous: alone it takes seconds; twice in loaded full runs 60 s were not enough
+        # (the explanation says where it stood: a build, validation, rated games).
+        def where() -> str:
+            versions = rows(db, "SELECT id, status, reason, rated_games FROM versions")
+            games = rows(db, "SELECT kind, state, result, end_reason, error_kind, detail "
+                             f"FROM games WHERE id > {max(done)}")  # fmt: skip
+            return f"{len(done_games(db))} of {wanted} games done; versions {versions}; {games}"
+
         wait_for(lambda: caught_up() or again.poll() is not None, "the games played again",
-                 explain=lambda: f"{len(done_games(db))} of {wanted} games done, the versions: "
-                 f"{rows(db, 'SELECT id, status, reason, rated_games FROM versions')}, the "
-                 f"games: {rows(db, 'SELECT kind, state, result, end_reason, error_kind, detail FROM games WHERE id > ' + str(max(done)))}")  # fmt: skip  # noqa: E501
+                 timeout=120, explain=where)  # fmt: skip
         assert again.poll() is None, again.communicate()
         again.send_signal(signal.SIGTERM)
         _out, err = again.communicate(timeout=60)
