@@ -18,8 +18,8 @@ from ...httpguard import add_http_options, limits_from
 from ...terminal import shown
 from ...tournaments.runner import BACKENDS
 from ..engine.rules import DEFAULT_VERSION, VERSIONS
+from .ladder_client import TOKEN_VARIABLE, LadderUsageError, ladder_address, server_reason
 
-TOKEN_VARIABLE = "CARDARENA_LADDER_TOKEN"
 """Where ``submit`` reads the token when ``--token`` is not given (out of the shell's
 history and of ``ps``)."""
 DEFAULT_DB = "ladder.db"
@@ -28,10 +28,6 @@ MAX_UPLOAD_BYTES = 64 << 20
 SUBMIT_TIMEOUT_S = 120.0
 REFUSED = 1
 """Exit status of ``submit`` when the server refuses the upload (or cannot be reached)."""
-
-
-class LadderUsageError(ValueError):
-    """Bad input to a ``locm ladder`` command: one line, exit status 2."""
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -100,34 +96,12 @@ def multipart(fields: dict[str, str], file_field: str, filename: str,
     return b"".join(parts), f"multipart/form-data; boundary={boundary}"
 
 
-def submission_address(server: str) -> str:
-    """The submissions endpoint of the ladder at ``server`` (its base address)."""
-    parsed = urllib.parse.urlsplit(server)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise LadderUsageError(f"--server: not an http(s) address: {server!r} (the address "
-                               "that locm ladder serve printed)")  # fmt: skip
-    return urllib.parse.urljoin(server.rstrip("/") + "/", "api/submissions")
-
-
-def _server_reason(body: bytes, status: int) -> str:
-    """The one-line reason in the server's answer (its JSON ``error``, else its text)."""
-    text = body.decode("utf-8", "replace")
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
-    if isinstance(data, dict) and isinstance(data.get("error"), str):
-        text = data["error"]
-    text = " ".join(text.split())[:500]
-    return text or f"HTTP {status}"
-
-
 def _cmd_submit(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get(TOKEN_VARIABLE, "")
     if not token:
         raise LadderUsageError(f"no token: give --token TOKEN or set {TOKEN_VARIABLE} (the "
                                "line that locm ladder user add printed)")  # fmt: skip
-    address = submission_address(args.server)
+    address = ladder_address(args.server, "api/submissions")
     try:
         size = os.path.getsize(args.path)
         if not os.path.isfile(args.path):
@@ -149,7 +123,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         with urllib.request.urlopen(request, timeout=args.timeout) as answer:
             reply: Any = json.loads(answer.read().decode("utf-8"))
     except urllib.error.HTTPError as error:
-        reason = _server_reason(error.read(), error.code)
+        reason = server_reason(error.read(), error.code)
         print(f"locm: refused ({error.code}): {shown(reason)}", file=sys.stderr)
         return REFUSED
     except (urllib.error.URLError, OSError) as error:

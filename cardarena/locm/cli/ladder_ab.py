@@ -5,78 +5,21 @@ options of the A/B tests and of the participants' rate limits."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from typing import Any
 
 from ...argtypes import count, int_in, number
 from ...terminal import shown
+from .ladder_client import TOKEN_VARIABLE, LadderUsageError, Unanswered, call, ladder_address
 
 SUGGESTED = "--elo0 0 --elo1 20"
-TOKEN_VARIABLE = "CARDARENA_LADDER_TOKEN"
-"""The same variable as ``locm ladder submit`` reads (this module imports nothing of that one's:
-it is imported by it)."""
 REFUSED = 1
 """Exit status when the ladder refuses (or cannot be reached), as ``submit``'s."""
 TIMEOUT_S = 120
 POLL_S = 1.0
 """How often ``--wait`` asks for the test's state."""
-
-
-class ServerRefused(Exception):
-    """The ladder answered with an error (its one-line reason) or could not be reached."""
-
-
-class AbUsageError(ValueError):
-    """Bad input to ``locm ladder ab``: one line, exit status 2."""
-
-
-def _reason(body: bytes, status: int) -> str:
-    """The one-line reason in the ladder's answer (its JSON ``error``, else its text)."""
-    text = body.decode("utf-8", "replace")
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
-    if isinstance(data, dict) and isinstance(data.get("error"), str):
-        text = data["error"]
-    return " ".join(text.split())[:500] or f"HTTP {status}"
-
-
-def _address(server: str, path: str) -> str:
-    parsed = urllib.parse.urlsplit(server)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise AbUsageError(f"--server: not an http(s) address: {server!r} (the address "
-                               "that locm ladder serve printed)")  # fmt: skip
-    return urllib.parse.urljoin(server.rstrip("/") + "/", path)
-
-
-def _ask(address: str, token: str, body: dict[str, Any] | None, timeout: float) -> Any:
-    """The JSON answer of a GET (``body`` None) or a JSON POST; ServerRefused otherwise."""
-    data = None if body is None else json.dumps(body).encode()
-    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
-    if data is not None:
-        headers["Content-Type"] = "application/json"
-    request = urllib.request.Request(address, data=data, headers=headers,
-                                     method="GET" if data is None else "POST")  # fmt: skip
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:
-            return json.loads(answer.read().decode("utf-8"))
-    except urllib.error.HTTPError as error:
-        reason = _reason(error.read(), error.code)
-        wait = error.headers.get("Retry-After")
-        later = f" (Retry-After: {wait} s)" if wait and error.code == 429 else ""
-        raise ServerRefused(f"refused ({error.code}): {reason}{later}") from None
-    except (urllib.error.URLError, OSError) as error:
-        why = getattr(error, "reason", None) or error
-        raise ServerRefused(f"cannot reach {address}: {why}") from None
-    except ValueError:
-        raise ServerRefused(f"{address} did not answer JSON: is it a ladder?") from None
 
 
 def progress_line(test: dict[str, Any]) -> str:
@@ -97,18 +40,18 @@ def progress_line(test: dict[str, Any]) -> str:
 def _cmd_ab(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get(TOKEN_VARIABLE, "")
     if not token:
-        raise AbUsageError(f"no token: give --token TOKEN or set {TOKEN_VARIABLE} (the "
+        raise LadderUsageError(f"no token: give --token TOKEN or set {TOKEN_VARIABLE} (the "
                                "line that locm ladder user add printed)")  # fmt: skip
     if args.elo0 is not None and args.elo1 is not None and not args.elo0 < args.elo1:
-        raise AbUsageError(f"--elo0 ({args.elo0:g}) must be below --elo1 ({args.elo1:g})")
+        raise LadderUsageError(f"--elo0 ({args.elo0:g}) must be below --elo1 ({args.elo1:g})")
     body: dict[str, Any] = {"a": args.a, "b": args.b}
     for name in ("elo0", "elo1", "max_pairs"):
         if getattr(args, name) is not None:
             body[name] = getattr(args, name)
     try:
-        answer = _ask(_address(args.server, "api/ab"), token, body, args.timeout)
+        answer = call(ladder_address(args.server, "api/ab"), token, body, args.timeout)
         test = int(answer["id"])
-    except ServerRefused as refused:
+    except Unanswered as refused:
         print(f"locm: {shown(str(refused))}", file=sys.stderr)
         return REFUSED
     except (KeyError, TypeError, ValueError):
@@ -118,16 +61,16 @@ def _cmd_ab(args: argparse.Namespace) -> int:
     if args.elo1 is None:
         print(f"locm: fishtest's bounds (0, 2) need tens of thousands of pairs for most bots; "
               f"{SUGGESTED} decides in about a thousand", file=sys.stderr)  # fmt: skip
-    page = _address(args.server, f"ab/{test}")
+    page = ladder_address(args.server, f"ab/{test}")
     print(f"locm: A/B test {test} started; follow it at {shown(page)}", file=sys.stderr)
     if not args.wait:
         return 0
-    address = _address(args.server, f"api/ab/{test}")
+    address = ladder_address(args.server, f"api/ab/{test}")
     last = ""
     while True:
         try:
-            state = _ask(address, token, None, args.timeout)
-        except ServerRefused as refused:
+            state = call(address, token, None, args.timeout)
+        except Unanswered as refused:
             print(f"locm: {shown(str(refused))}", file=sys.stderr)
             return REFUSED
         line = shown(progress_line(state))

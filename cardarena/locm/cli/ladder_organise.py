@@ -6,7 +6,6 @@ database). docs/ladder.md walks through them."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import urllib.error
@@ -16,44 +15,25 @@ from typing import Any
 
 from ...argtypes import count
 from ...terminal import shown
+from .ladder_client import TOKEN_VARIABLE, LadderUsageError, Unanswered, call, ladder_address
 
-TOKEN_VARIABLE = "CARDARENA_LADDER_TOKEN"
-"""Where the token is read when ``--token`` is not given (as for ``locm ladder submit``)."""
 DEFAULT_DB = "ladder.db"
 ADMIN_ACTIONS = ("pause", "resume", "freeze", "unfreeze", "disable", "enable", "retire")
 BOT_ACTIONS = ("disable", "enable", "retire")
 TIMEOUT_S = 60.0
 
 
-class OrganiseUsageError(ValueError):
-    """Bad input to an organiser's command: one line, exit status 2."""
-
-
-class Unanswered(Exception):
-    """The server refused the request or could not be reached: one line, exit status 1."""
-
-
-def _base(server: str) -> str:
-    parsed = urllib.parse.urlsplit(server)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise OrganiseUsageError(
-            f"--server: not an http(s) address: {server!r} (the address "
-            "that locm ladder serve printed)"
-        )
-    return server.rstrip("/") + "/"
-
-
 def _token(args: argparse.Namespace) -> str:
     token = args.token or os.environ.get(TOKEN_VARIABLE, "")
     if not token:
-        raise OrganiseUsageError(
+        raise LadderUsageError(
             f"no token: give --token TOKEN or set {TOKEN_VARIABLE} (an "
             "organiser's token: locm ladder user add NAME --organiser)"
         )
     return token
 
 
-def call(
+def _call(
     server: str,
     path: str,
     token: str | None = None,
@@ -62,31 +42,7 @@ def call(
 ) -> dict[str, Any]:
     """One JSON request to the ladder at ``server``: a POST of ``body`` when given, else a
     GET. Unanswered (one line) when refused or unreachable."""
-    address = urllib.parse.urljoin(_base(server), path)
-    headers = {"Accept": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    request = urllib.request.Request(
-        address, data=data, headers=headers, method="GET" if body is None else "POST"
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:
-            reply = json.loads(answer.read().decode("utf-8"))
-    except urllib.error.HTTPError as error:
-        reason = server_reason(error.read(), error.code)
-        raise Unanswered(f"refused ({error.code}): {reason}") from None
-    except (urllib.error.URLError, OSError) as error:
-        why = getattr(error, "reason", None) or error
-        raise Unanswered(f"cannot reach {address}: {why}") from None
-    except ValueError:
-        raise Unanswered(f"{address} did not answer JSON: is it a ladder?") from None
-    if not isinstance(reply, dict):
-        raise Unanswered(f"{address} answered something else than a JSON object")
-    return reply
+    return call(ladder_address(server, path), token, body, timeout)
 
 
 def _answered(run: Any) -> Any:
@@ -106,13 +62,13 @@ def _cmd_admin(args: argparse.Namespace) -> int:
     token = _token(args)
     if args.action in BOT_ACTIONS:
         if not args.bot:
-            raise OrganiseUsageError(f"ladder admin {args.action} needs the bot's name")
+            raise LadderUsageError(f"ladder admin {args.action} needs the bot's name")
         path = f"api/bots/{urllib.parse.quote(args.bot, safe='')}/{args.action}"
     else:
         if args.bot:
-            raise OrganiseUsageError(f"ladder admin {args.action} takes no bot name")
+            raise LadderUsageError(f"ladder admin {args.action} takes no bot name")
         path = f"api/ladder/{args.action}"
-    reply = call(args.server, path, token, {"reason": args.reason or ""})
+    reply = _call(args.server, path, token, {"reason": args.reason or ""})
     if args.action in BOT_ACTIONS:
         reason = reply.get("reason")
         print(
@@ -156,12 +112,12 @@ def final_text(final: dict[str, Any] | None) -> str:
 
 def _cmd_final(args: argparse.Namespace) -> int:
     if args.final_command == "status":
-        reply = call(args.server, "api/final")
+        reply = _call(args.server, "api/final")
     elif args.final_command == "stop":
-        reply = call(args.server, "api/final/stop", _token(args), {})
+        reply = _call(args.server, "api/final/stop", _token(args), {})
     else:
         body = {"top": args.top, "confidence": args.confidence, "budget": args.budget}
-        reply = call(args.server, "api/final", _token(args), body)
+        reply = _call(args.server, "api/final", _token(args), body)
     print(final_text(reply.get("final")))
     return 0
 
@@ -180,18 +136,6 @@ def _cmd_export(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
-
-
-def server_reason(body: bytes, status: int) -> str:
-    """The one-line reason in the server's answer (its JSON ``error``, else its text)."""
-    text = body.decode("utf-8", "replace")
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
-    if isinstance(data, dict) and isinstance(data.get("error"), str):
-        text = data["error"]
-    return " ".join(text.split())[:500] or f"HTTP {status}"
 
 
 def _helper(parser: argparse.ArgumentParser) -> Any:
