@@ -34,7 +34,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..tournaments.store import REFEREE, GameRecord, StoreError, decompress_log
+from ..tournaments.store import (
+    REFEREE,
+    GameRecord,
+    StoreError,
+    check_place,
+    decompress_log,
+    describe,
+)
 from .matchmaking import Entrant
 from .ratings import INITIAL, Rating, after_game, conservative, new_version
 
@@ -354,27 +361,6 @@ def _close_locks_in_child() -> None:
 os.register_at_fork(after_in_child=_close_locks_in_child)
 
 
-def _check_place(path: str, create: bool) -> None:
-    if os.path.isdir(path):
-        raise StoreError(f"{path} is a directory, not a ladder database")
-    if os.path.exists(path):
-        if not os.path.isfile(path):
-            raise StoreError(f"{path} is not a regular file")
-        return
-    if not create:
-        raise StoreError(f"no ladder database at {path}")
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        raise StoreError(f"cannot create {path}: no directory {directory}")
-
-
-def _describe(error: sqlite3.Error) -> str:
-    text = str(error)
-    if "not a database" in text or "malformed" in text:
-        return "is not a ladder database (damaged, truncated or another kind of file)"
-    return f"cannot be used: {text}"
-
-
 def _rating_of(mu: float, sigma: float) -> Rating:
     return Rating(mu=float(mu), sigma=float(sigma))
 
@@ -398,7 +384,7 @@ class LadderStore:
         server runs) the store writes short transactions beside the server (SQLite's own
         locking; a busy file is waited on up to 30 s).
         """
-        _check_place(path, create)
+        check_place(path, create, "ladder")
         self.path = path
         self.disable_rule = disable_rule
         self._clock = clock
@@ -428,7 +414,7 @@ class LadderStore:
                 else:
                     self._check_version()
             except sqlite3.DatabaseError as error:
-                raise StoreError(f"{path} {_describe(error)}") from None
+                raise StoreError(f"{path} {describe(error, 'ladder', 'cannot be used')}") from None
         except BaseException:
             self.close()
             raise
@@ -1365,7 +1351,7 @@ def reading(path: str) -> Iterator[LadderStore]:
     work as usual; any write fails. StoreError (one line) if it is not a ladder database."""
     from urllib.parse import quote
 
-    _check_place(path, create=False)
+    check_place(path, False, "ladder")
     uri = f"file:{quote(os.path.abspath(path))}"
     tries = ("mode=ro", "mode=ro&immutable=1")
     if not os.path.exists(f"{path}-wal"):
@@ -1384,7 +1370,7 @@ def reading(path: str) -> Iterator[LadderStore]:
                 connection.close()
                 connection = None
             if "not a database" in str(error) or "malformed" in str(error):
-                raise StoreError(f"{path} {_describe(error)}") from None
+                raise StoreError(f"{path} {describe(error, 'ladder', 'cannot be used')}") from None
             last = error
     if connection is None:
         raise StoreError(f"{path} cannot be read: {last}")

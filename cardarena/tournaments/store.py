@@ -117,26 +117,28 @@ def _forget_locks_in_child() -> None:
 os.register_at_fork(after_in_child=_forget_locks_in_child)
 
 
-def _check_place(path: str, create: bool) -> None:
-    """Refuse a path that cannot hold a database, with a one-line reason."""
+def check_place(path: str, create: bool, what: str = "tournament") -> None:
+    """Refuse a path that cannot hold a database (a ``what`` database: the tournament's, the
+    ladder's), with a one-line reason."""
     if os.path.isdir(path):
-        raise StoreError(f"{path} is a directory, not a tournament database")
+        raise StoreError(f"{path} is a directory, not a {what} database")
     if os.path.exists(path):
         if not os.path.isfile(path):
             raise StoreError(f"{path} is not a regular file")
         return
     if not create:
-        raise StoreError(f"no tournament database at {path}")
+        raise StoreError(f"no {what} database at {path}")
     directory = os.path.dirname(path) or "."
     if not os.path.isdir(directory):
         raise StoreError(f"cannot create {path}: no directory {directory}")
 
 
-def _describe(error: sqlite3.Error) -> str:
+def describe(error: sqlite3.Error, what: str = "tournament", failed: str = "cannot be read") -> str:
+    """What went wrong with a ``what`` database, after its path: one line."""
     text = str(error)
     if "not a database" in text or "malformed" in text:
-        return "is not a tournament database (damaged, truncated or another kind of file)"
-    return f"cannot be read: {text}"
+        return f"is not a {what} database (damaged, truncated or another kind of file)"
+    return f"{failed}: {text}"
 
 
 def _connect_read_only(path: str) -> sqlite3.Connection:
@@ -164,7 +166,7 @@ def _connect_read_only(path: str) -> sqlite3.Connection:
         except sqlite3.DatabaseError as error:
             db.close()
             if "not a database" in str(error) or "malformed" in str(error):
-                raise StoreError(f"{path} {_describe(error)}") from None
+                raise StoreError(f"{path} {describe(error)}") from None
             last = error
             continue
         return db
@@ -176,7 +178,7 @@ def _check_schema(db: sqlite3.Connection, path: str) -> bool:
     try:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     except sqlite3.DatabaseError as error:
-        raise StoreError(f"{path} {_describe(error)}") from None
+        raise StoreError(f"{path} {describe(error)}") from None
     if not tables:
         return False
     if {"players", "leaderboard"} <= tables:
@@ -335,7 +337,7 @@ class TournamentStore:
         ``read_only`` opens it without writing anything, even a journal: for
         reports on files the user may not (or cannot) write.
         """
-        _check_place(path, create and not read_only)
+        check_place(path, create and not read_only)
         self.path = path
         self._lock_file: int | None = None
         self._made_lock = False
@@ -362,7 +364,7 @@ class TournamentStore:
                                 self.db.execute(statement)
                     self._migrate()
             except sqlite3.DatabaseError as error:
-                raise StoreError(f"{path} {_describe(error)}") from None
+                raise StoreError(f"{path} {describe(error)}") from None
             self._columns = self._game_columns()
         except BaseException:
             self._drop_made_lock()
