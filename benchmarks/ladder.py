@@ -68,6 +68,8 @@ from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import Any
 
+import tournament as tournament_benchmark  # benchmarks/tournament.py, beside this script
+
 import cardarena
 from cardarena.ladder.matchmaking import Entrant, choose_pairing
 from cardarena.ladder.ratings import DRIFT, INITIAL, after_game, conservative, fit_games
@@ -392,19 +394,7 @@ FIELD = 20
 """Active bots in the throughput, scheduling and pages sections."""
 BUILTINS = ("greedy", "random", "pass")
 """The built-in agents of the field (the quick ones: the official limits bind no one)."""
-PASS_BOT = """\
-import sys
-readline, write, flush = sys.stdin.readline, sys.stdout.write, sys.stdout.flush
-while readline():
-    readline()
-    actions = int(readline().split()[1])
-    for _ in range(actions):
-        readline()
-    for _ in range(int(readline())):
-        readline()
-    write("PASS\\n")
-    flush()
-"""
+PASS_BOT = tournament_benchmark.PASS_BOT
 """The process bots' program: a separate python3 process per game and seat, in the
 sandbox, that answers PASS at once (so the figure is the ladder's, not a bot's)."""
 SCHEDULING_BAR_MS = 5.0
