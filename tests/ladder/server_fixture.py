@@ -11,13 +11,13 @@ import json
 import threading
 import urllib.parse
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cardarena.ladder.api import StoreData
-from cardarena.ladder.server import start
+from cardarena.ladder.server import LadderHooks, start
 from cardarena.ladder.store import LadderStore, User
 from cardarena.locm.engine.params import resolve_parameters
 from cardarena.locm.ladder.web import locm_hooks
@@ -152,14 +152,20 @@ async def _stop_all(stop: Any) -> None:
     await asyncio.gather(*left, return_exceptions=True)
 
 
-def serve(tmp: Path) -> Iterator[Ladder]:
-    """Fill a store in ``tmp`` and serve it until the generator is closed."""
+def serve(
+    tmp: Path, hooks_for: Callable[[LadderStore], LadderHooks] | None = None
+) -> Iterator[Ladder]:
+    """Fill a store in ``tmp`` and serve it until the generator is closed, with the hooks
+    ``hooks_for(store)`` gives (default: LOCM 1.5's, python and c, the test's upload cap)."""
     store = LadderStore(str(tmp / "ladder.db"), lock=True)
     ladder = fill(store)
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="ladder-server", daemon=True)
     thread.start()
-    hooks = locm_hooks("1.5", ("python", "c"), max_upload_bytes=MAX_UPLOAD)
+    if hooks_for is None:
+        hooks = locm_hooks("1.5", ("python", "c"), max_upload_bytes=MAX_UPLOAD)
+    else:
+        hooks = hooks_for(store)
     started = asyncio.run_coroutine_threadsafe(start(StoreData(store), hooks, "127.0.0.1", 0), loop)
     ladder.base, stop = started.result(TIMEOUT_S)
     try:

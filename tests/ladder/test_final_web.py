@@ -4,21 +4,16 @@ one line, 409 when it makes no sense)."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
-import threading
 from collections.abc import Iterator
 
 import pytest
 
-from cardarena.ladder.api import StoreData
 from cardarena.ladder.final_web import final_routes
-from cardarena.ladder.server import start
-from cardarena.ladder.store import LadderStore
 from cardarena.locm.ladder.web import locm_hooks
 
-from .server_fixture import TIMEOUT_S, Ladder, _stop_all, bearer, fill, request
+from .server_fixture import Ladder, bearer, request, serve
 from .test_server import log_in
 
 FORM = "application/x-www-form-urlencoded"
@@ -26,22 +21,10 @@ FORM = "application/x-www-form-urlencoded"
 
 @pytest.fixture(scope="module")
 def ladder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ladder]:
-    store = LadderStore(str(tmp_path_factory.mktemp("final") / "ladder.db"), lock=True)
-    ladder = fill(store)
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="ladder-server", daemon=True)
-    thread.start()
-    hooks = dataclasses.replace(locm_hooks("1.5"), extra_routes=(final_routes(store),))
-    started = asyncio.run_coroutine_threadsafe(start(StoreData(store), hooks, "127.0.0.1", 0), loop)
-    ladder.base, stop = started.result(TIMEOUT_S)
-    try:
-        yield ladder
-    finally:
-        asyncio.run_coroutine_threadsafe(_stop_all(stop), loop).result(TIMEOUT_S)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(TIMEOUT_S)
-        loop.close()
-        store.close()
+    yield from serve(
+        tmp_path_factory.mktemp("final"),
+        lambda store: dataclasses.replace(locm_hooks("1.5"), extra_routes=(final_routes(store),)),
+    )
 
 
 def post_json(ladder: Ladder, path: str, user: str, body: object) -> tuple[int, dict]:
