@@ -1,10 +1,10 @@
 """Built-in LOCM agents. An agent picks one legal action for the player to act.
 
 :data:`BUILTIN_AGENTS` maps the names the command line accepts (``builtin:<name>``)
-to agent factories taking a seed. Agents are versioned: ``search-v1``, ``search-v2``,
-``search-v3``, ``learned-v1`` and ``learned-v2`` keep playing as they were
-published, so that results quoted with them stay reproducible, while the plain names
-always name the strongest version. :func:`make_agent` also takes a researcher's agent
+to agent factories taking a seed. Agents are versioned: ``search-v1`` to ``search-v4``
+and ``learned-v1`` to ``learned-v3`` keep playing as they were published, so that
+results quoted with them stay reproducible, while the plain names always name the
+strongest version. :func:`make_agent` also takes a researcher's agent
 by reference, ``python:MODULE:FACTORY`` (see :mod:`.reference`).
 """
 
@@ -40,6 +40,20 @@ def _learned_v2(seed: int | None) -> Agent:
     return LearnedAgentV2(seed)
 
 
+def _learned_v3(seed: int | None) -> Agent:
+    """learned-v3's deck network, learned-v2's battle (imports numpy only when asked for)."""
+    from .learned_v3 import LearnedAgentV3
+
+    return LearnedAgentV3(seed)
+
+
+def _search_v4(seed: int | None) -> Agent:
+    """search-v3's turns with learned-v3's deck (imports numpy only when asked for)."""
+    from .search_v4 import SearchAgentV4
+
+    return SearchAgentV4(seed)
+
+
 BUILTIN_AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "random": RandomAgent,
     "pass": PassAgent,
@@ -53,6 +67,8 @@ BUILTIN_AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "search-v3": _search_v3,
     "learned-v1": _learned_v1,
     "learned-v2": _learned_v2,
+    "search-v4": _search_v4,
+    "learned-v3": _learned_v3,
 }
 
 AGENT_DESCRIPTIONS: dict[str, str] = {
@@ -66,6 +82,8 @@ AGENT_DESCRIPTIONS: dict[str, str] = {
     "search-v3": "search-v2's turn planning, positions scored by learned-v2's value network",
     "learned-v1": "the learned agent as first published: a MaskablePPO battle policy",
     "learned-v2": "afterstate values learned by self-play against a league; the fitted deck",
+    "search-v4": "search-v3's turn planning with learned-v3's deck building",
+    "learned-v3": "learned-v2's battle with a deck-building network trained by self-play",
 }
 """One line per built-in agent, for ``locm agents``."""
 

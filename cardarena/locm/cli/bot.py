@@ -3,8 +3,9 @@
 It reads the referee's input on stdin and answers one line per turn on stdout,
 so it plays in ``locm play``, in the official referee jar and on CodinGame. The agent
 is a built-in name or a ``python:MODULE:FACTORY`` reference (:mod:`.reference`).
-Deck building uses the agent's ``deck_policy`` (the card scores of :mod:`.cardscore`;
-the default one when the agent has none) on the cards it is shown; battle
+Deck building uses the agent's ``deck_builder`` (a learned one, :mod:`.learned_v3`) or
+its ``deck_policy`` (the card scores of :mod:`.cardscore`; the default one when the
+agent has neither) on the cards it is shown; battle
 turns rebuild a :class:`~cardarena.locm.engine.state.State` from the input text
 (:meth:`State.from_input`, hidden cards as placeholders) and let the agent play
 the whole turn on it. The version is recognised from the input (1.5 player
@@ -80,6 +81,8 @@ class BotSession:
             self.agent.time_scale = scale  # type: ignore[attr-defined]
         self.version = version
         self.policy: DeckPolicy = getattr(self.agent, "deck_policy", DEFAULT_DECK)
+        self.builder = getattr(self.agent, "deck_builder", None)
+        """A learned deck builder (``pick`` and ``deck``), used instead of the policy."""
         self.chosen: list[Card] = []
         self.draft: list[tuple[Card, ...]] = []
         self.pool: tuple[Card, ...] = ()
@@ -103,12 +106,18 @@ class BotSession:
                 prepare(self.version)
             offered = [parse_card_line(line, rules)[0].card for line in card_lines]
             if rules.draft:
-                index = draft_pick(offered, self.chosen, rules, self.policy)
+                if self.builder is not None:
+                    index = self.builder.pick(offered, self.chosen, rules)
+                else:
+                    index = draft_pick(offered, self.chosen, rules, self.policy)
                 self.draft.append(tuple(offered))
                 self.chosen.append(offered[index])
                 return f"PICK {index}"
             self.pool = tuple(offered)
-            deck = constructed_deck(self.pool, rules, self.policy)
+            if self.builder is not None:
+                deck = self.builder.deck(self.pool, rules)
+            else:
+                deck = constructed_deck(self.pool, rules, self.policy)
             self.chosen = list(deck)
             return ";".join(f"CHOOSE {card.base_id}" for card in deck)
         if self.player is None:
