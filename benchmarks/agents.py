@@ -46,6 +46,8 @@ def make_players(
             agent.time_scale = time_scale  # type: ignore[attr-defined]
         if deck is not None and hasattr(agent, "deck_policy"):
             agent.deck_policy = DECK_POLICIES[deck]  # type: ignore[attr-defined]
+            if hasattr(agent, "deck_builder"):  # a learned deck gives way to the one asked for
+                agent.deck_builder = None  # type: ignore[attr-defined]
     return agents
 
 

@@ -20,7 +20,8 @@ the state (network, optimiser, random generator, curve) is saved to
 ``DIR/<version>/checkpoint.npz``, atomically: after Ctrl-C or a kill, the same command
 resumes from the last finished iteration. The weights of every version trained so far
 go to ``DIR/learned_v3.npz`` (the format of ``cardarena.locm.agents.learned_v3``; copy
-it over the shipped file to play with it).
+it over the shipped file to play with it): for each version, the network of its best
+evaluation against the fitted deck (learned-v2's battles), which its ``meta`` names.
 
 One process, one thread; needs numba (the ``fast`` extra). Seeded: the same command
 gives the same weights, whatever stops and resumes happened on the way.
@@ -151,6 +152,8 @@ class Trainer:
         self.cpu = 0.0
         self.curve: list[list[float]] = []
         self.last_train = (math.nan, math.nan)
+        self.best: tuple[float, int, dict[str, np.ndarray]] | None = None
+        """(evaluation win rate, iteration, parameters) of the best evaluation so far."""
 
     # --- checkpoints -------------------------------------------------------------------
 
@@ -165,6 +168,7 @@ class Trainer:
                         "adam_t": self.adam_t,
                         "snapshots": len(self.snapshots),
                         "rng": self.rng.bit_generator.state,
+                        "best": None if self.best is None else list(self.best[:2]),
                     }
                 )
             ),
@@ -174,6 +178,9 @@ class Trainer:
             arrays[f"net/{name}"] = value
             arrays[f"m/{name}"] = self.adam_m[name]
             arrays[f"v/{name}"] = self.adam_v[name]
+        if self.best is not None:
+            for name, value in self.best[2].items():
+                arrays[f"best/{name}"] = value
         for k, snapshot in enumerate(self.snapshots):
             for name, value in snapshot.items():
                 arrays[f"snapshot{k}/{name}"] = value
@@ -193,6 +200,10 @@ class Trainer:
                 for k in range(meta["snapshots"])
             ]
             self.curve = [list(row) for row in data["curve"]]
+            if meta.get("best"):
+                rate, iteration = meta["best"]
+                params = {name: data[f"best/{name}"].copy() for name in self.net.params}
+                self.best = (rate, iteration, params)
         self.iteration, self.games, self.cpu = meta["iteration"], meta["games"], meta["cpu"]
         self.adam_t = meta["adam_t"]
         self.rng.bit_generator.state = meta["rng"]
@@ -362,12 +373,17 @@ class Trainer:
         return out
 
     def curve_row(self) -> list[float]:
+        """Evaluate; keep the parameters if they won more than any earlier evaluation."""
+        evaluation = self.evaluate()
+        if self.best is None or evaluation[0] > self.best[0]:
+            params = {k: v.copy() for k, v in self.net.params.items()}
+            self.best = (evaluation[0], self.iteration, params)
         return [
             float(self.iteration),
             float(self.games),
             self.cpu,
             *self.last_train,
-            *self.evaluate(),
+            *evaluation,
         ]
 
 
@@ -387,28 +403,30 @@ def _write_weights(folder: Path, trainers: dict[str, Trainer], argv: list[str]) 
     meta: dict[str, object] = {"command": "python scripts/train_learned_v3.py " + shlex.join(argv)}
     for version in VERSIONS:
         trainer = trainers.get(version)
-        if trainer is None:
-            checkpoint = folder / version / "checkpoint.npz"
-            if not checkpoint.exists():
-                continue
-            with np.load(checkpoint, allow_pickle=False) as data:
-                params = {k[4:]: data[k].copy() for k in data.files if k.startswith("net/")}
-                info = json.loads(str(data["meta"]))
-            networks[version] = DeckNetwork(params)
-            meta[version] = {
-                "iterations": info["iteration"],
-                "games": info["games"],
-                "cpu_seconds": round(info["cpu"], 1),
-            }
+        if trainer is not None:
+            trainer.save()
+        checkpoint = folder / version / "checkpoint.npz"
+        if not checkpoint.exists():
             continue
-        networks[version] = trainer.net
+        with np.load(checkpoint, allow_pickle=False) as data:
+            info = json.loads(str(data["meta"]))
+            kept = "best/" if info.get("best") else "net/"
+            params = {
+                k[5:] if kept == "best/" else k[4:]: data[k].copy()
+                for k in data.files
+                if k.startswith(kept)
+            }
+        rate, iteration = info.get("best") or (None, info["iteration"])
+        networks[version] = DeckNetwork(params)
         meta[version] = {
-            "iterations": trainer.iteration,
-            "games": trainer.games,
-            "cpu_seconds": round(trainer.cpu, 1),
+            "iterations": info["iteration"],
+            "games": info["games"],
+            "cpu_seconds": round(info["cpu"], 1),
+            "kept_iteration": iteration,
+            "kept_win_rate_vs_fitted": rate,
         }
     path = folder / "learned_v3.npz"
-    partial = folder / "learned_v3.npz.partial"
+    partial = folder / f"learned_v3.npz.{os.getpid()}.partial"  # versions may train at once
     save_weights(partial, networks, meta)
     os.replace(partial, path)
     return path
@@ -429,7 +447,9 @@ def _write_curves(folder: Path) -> None:
                 [str(row[0]), str(int(row[1])), str(int(row[2])), *(f"{x:.4f}" for x in row[3:])]
             )
         )
-    (folder / "curve.csv").write_text("\n".join(lines) + "\n")
+    partial = folder / f"curve.csv.{os.getpid()}.partial"
+    partial.write_text("\n".join(lines) + "\n")
+    os.replace(partial, folder / "curve.csv")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -453,7 +473,9 @@ def _write_curves(folder: Path) -> None:
     axes[0].set_ylabel("win rate (95% interval)")
     axes[0].legend()
     figure.tight_layout()
-    figure.savefig(folder / "curve.png", dpi=100)
+    picture = folder / f"curve.{os.getpid()}.partial.png"
+    figure.savefig(picture, dpi=100)
+    os.replace(picture, folder / "curve.png")
     plt.close(figure)
 
 

@@ -246,6 +246,11 @@ def test_training_resumes_to_the_same_weights_after_a_stop(tmp_path: Path) -> No
     assert [row.split(",")[1] for row in rows[1:]] == ["0", "2", "4"]
     assert (halves / "curve.png").stat().st_size > 1000
     weights = load_weights(halves / "learned_v3.npz")
+    kept = weights.meta["1.2"]
+    assert kept["iterations"] == 4 and kept["games"] == 4 * 16
+    assert kept["kept_iteration"] in (0, 2, 4)  # the best of the three evaluations
+    rates = {int(r.split(",")[1]): float(r.split(",")[6]) for r in rows[1:]}
+    assert kept["kept_win_rate_vs_fitted"] == pytest.approx(max(rates.values()), abs=1e-4)
     agent = LearnedAgentV3(weights=weights)
     state = State.new("1.2", {"seed": 2})
     while state.phase is Phase.DECK_BUILDING:
@@ -305,3 +310,20 @@ def test_a_dir_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
     result = _train(blocker / "sub", "--iterations", "1")
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().startswith("train_learned_v3: cannot use --dir")
+
+
+def test_a_benchmark_deck_policy_replaces_the_learned_deck() -> None:
+    """``benchmarks/agents.py --deck fitted`` compares battle play alone: the learned deck
+    must give way to the deck policy asked for."""
+    from cardarena.locm.agents.cardscore import FITTED_DECK
+
+    benchmark = load_script(ROOT / "benchmarks" / "agents.py", "agents_benchmark_v3")
+    players = benchmark.make_players("learned-v3", "search-v4", 1, 1.0, "fitted")
+    for agent in players:
+        assert agent.deck_builder is None and agent.deck_policy is FITTED_DECK
+    state = State.new("1.5", {"seed": 3})
+    while state.phase is Phase.DECK_BUILDING:
+        state.apply(players[state.current_player].act(state))
+    assert Counter(c.base_id for c in state.players[0].chosen) == Counter(
+        c.base_id for c in state.players[1].chosen
+    )

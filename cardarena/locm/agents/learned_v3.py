@@ -421,9 +421,9 @@ class LearnedAgentV3(LearnedAgentV2):
 
     def __init__(self, seed: int | None = None, weights: Weights | None = None) -> None:
         super().__init__(seed)
-        self.deck_builder = LearnedDeckBuilder(weights)
+        self.deck_builder: LearnedDeckBuilder | None = LearnedDeckBuilder(weights)
 
     def act(self, state: State) -> Action:
-        if state.phase == Phase.DECK_BUILDING:
+        if state.phase == Phase.DECK_BUILDING and self.deck_builder is not None:
             return self.deck_builder.action(state)
         return super().act(state)

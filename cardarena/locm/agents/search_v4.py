@@ -26,9 +26,9 @@ class SearchAgentV4(SearchAgentV3):
         self, seed: int | None = None, deck_weights: Weights | None = None, **options: Any
     ) -> None:
         super().__init__(seed, **options)
-        self.deck_builder = LearnedDeckBuilder(deck_weights)
+        self.deck_builder: LearnedDeckBuilder | None = LearnedDeckBuilder(deck_weights)
 
     def act(self, state: State) -> Action:
-        if state.phase == Phase.DECK_BUILDING:
+        if state.phase == Phase.DECK_BUILDING and self.deck_builder is not None:
             return self.deck_builder.action(state)
         return super().act(state)
