@@ -396,15 +396,13 @@ def _initial_fitted_weight(trainer: Trainer) -> float:
     return 2.0 / max(spread, 1e-6)
 
 
-def _write_weights(folder: Path, trainers: dict[str, Trainer], argv: list[str]) -> Path:
+def _write_weights(folder: Path, argv: list[str]) -> Path:
+    """DIR/learned_v3.npz: each trained version's kept network, from its checkpoint."""
     from cardarena.locm.agents.learned_v3 import DeckNetwork, save_weights
 
     networks: dict[str, DeckNetwork] = {}
     meta: dict[str, object] = {"command": "python scripts/train_learned_v3.py " + shlex.join(argv)}
     for version in VERSIONS:
-        trainer = trainers.get(version)
-        if trainer is not None:
-            trainer.save()
         checkpoint = folder / version / "checkpoint.npz"
         if not checkpoint.exists():
             continue
@@ -542,13 +540,13 @@ def main(argv: list[str] | None = None) -> int:
                         bar.set_postfix_str(f"vs fitted {last[5]:.1%} (greedy {last[8]:.1%})")
                     trainer.save()
                     bar.update(1)
-            _write_weights(folder, trainers, argv)
+            _write_weights(folder, argv)
             _write_curves(folder)
     except (KeyboardInterrupt, Stop):
         done = ", ".join(f"{v} after iteration {t.iteration}" for v, t in trainers.items())
         print(f"\nstopped ({done}); run the same command to resume", file=sys.stderr)
         return 130
-    path = _write_weights(folder, trainers, argv)
+    path = _write_weights(folder, argv)
     _write_curves(folder)
     print(f"weights: {path}; curves: {folder / 'curve.csv'}, {folder / 'curve.png'}")
     return 0

@@ -178,7 +178,7 @@ def test_learned_v3_and_search_v4_play_whole_games(version: str) -> None:
     for seat, name in enumerate(("learned-v3", "search-v4")):
         agent = make_agent(name, 1)
         if isinstance(agent, SearchAgentV4):
-            agent.max_rounds = 1
+            agent.time_scale = 0.05  # 5% of the official limits: a quick game
         state = State.new(version, {"seed": 11 + seat})
         players = [GreedyAgent(3), GreedyAgent(3)]
         players[seat] = agent  # type: ignore[call-overload]
