@@ -46,6 +46,8 @@ import numpy as np  # noqa: E402
 
 VERSIONS = ("1.0", "1.2", "1.5")
 FITTED, SNAPSHOT = 0, 1
+EVAL_SEED = 10_000_000
+"""The evaluations' first game seed (the same seeds at every point of a curve)."""
 CURVE_COLUMNS = (
     "version",
     "iteration",
@@ -357,12 +359,12 @@ class Trainer:
             v_hat = self.adam_v[k] / (1 - b2**self.adam_t)
             self.net.params[k] -= lr * m_hat / (np.sqrt(v_hat) + 1e-8)
 
-    def evaluate(self) -> list[float]:
-        """The network's most likely deck against the fitted deck, paired seeds, with
-        learned-v2's battles and with greedy's: (rate, low, high) for each."""
+    def evaluate(self, first_seed: int = EVAL_SEED) -> list[float]:
+        """The network's most likely deck against the fitted deck, paired seeds from
+        ``first_seed``, with learned-v2's battles and with greedy's: (rate, low, high) each."""
         out: list[float] = []
         half = self.args.eval_games // 2
-        seeds = np.repeat(10_000_000 + np.arange(half, dtype=np.int64), 2)
+        seeds = np.repeat(first_seed + np.arange(half, dtype=np.int64), 2)
         learner = np.tile([0, 1], half)
         for greedy in (False, True):
             batch = self._new_batch(len(seeds), seeds)

@@ -150,8 +150,8 @@ def test_decks_are_legal_and_the_same_through_the_bot_protocol(version: str) -> 
     else:
         counts = Counter(c.base_id for c in chosen)
         assert max(counts.values()) <= 2
-        bot_ids = Counter(int(part.split()[1]) for part in answers[0].split(";"))
-        assert bot_ids == counts
+        bot_ids = [int(part.split()[1]) for part in answers[0].split(";")]
+        assert bot_ids == [c.base_id for c in chosen]  # the same picks in the same order
     # Another network builds another deck: the network decides, not a fixed rule.
     other = LearnedAgentV3(weights=_random_weights(seed=5))
     state2 = State.new(version, {"seed": 4})
@@ -327,3 +327,19 @@ def test_a_benchmark_deck_policy_replaces_the_learned_deck() -> None:
     assert Counter(c.base_id for c in state.players[0].chosen) == Counter(
         c.base_id for c in state.players[1].chosen
     )
+
+
+def test_the_deck_benchmark_measures_the_shipped_networks_on_fresh_seeds(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    benchmark = load_script(ROOT / "benchmarks" / "learned_decks.py", "learned_decks")
+    assert benchmark.main(["--version", "1.2", "--games", "20", "--seed", "123", "--json"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)
+    assert result["version"] == "1.2" and result["games"] == 20
+    for key in ("learned_v2_battles", "greedy_battles"):
+        rate, low, high = result[key]
+        assert 0.0 <= low <= rate <= high <= 1.0
+    with pytest.raises(SystemExit) as raised:
+        benchmark.main(["--games", "3"])
+    assert raised.value.code == 2
+    assert "--games must be even" in capsys.readouterr().err

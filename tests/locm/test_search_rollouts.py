@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from cardarena.locm import ProtocolGame, State
-from cardarena.locm.agents import make_agent
+from cardarena.locm.agents import BUILTIN_AGENTS, make_agent
 from cardarena.locm.agents.cardscore import FITTED_DECK
 from cardarena.locm.agents.greedy import GreedyAgent
 from cardarena.locm.agents.search_rollouts import (
@@ -240,10 +240,11 @@ def test_creating_it_imports_no_numba() -> None:
     assert done.stdout.split() == ["True", "False"]
 
 
-def test_it_is_reachable_by_reference_and_the_plain_name_stays_search_v3() -> None:
+def test_it_is_reachable_by_reference_and_no_built_in_name_is_it() -> None:
     agent = make_agent(REFERENCE, 1)
     assert type(agent) is RolloutSearchAgent and agent.deck_policy is FITTED_DECK
-    assert type(make_agent("search", 1)) is SearchAgentV3
+    assert type(make_agent("search-v3", 1)) is SearchAgentV3
+    assert not any(type(make_agent(name, 1)) is RolloutSearchAgent for name in BUILTIN_AGENTS)
     assert VERSION_ROLLOUTS == {"1.0": False, "1.2": False, "1.5": True}
     for bad in ({"blend": "best"}, {"opponent": "all"}):
         with pytest.raises(ValueError, match="must be"):

@@ -94,8 +94,8 @@ def test_the_learned_reply_plays_as_builtin_learned_would(version: str) -> None:
     assert checked >= 10 and acted >= 10
 
 
-def test_the_plain_name_is_search_v3_with_the_fitted_deck() -> None:
-    plain = make_agent("search", 1)
+def test_search_v3_keeps_the_fitted_deck() -> None:
+    plain = make_agent("search-v3", 1)
     assert type(plain) is SearchAgentV3 and plain.deck_policy is FITTED_DECK
     assert type(make_agent("search-v3", 1)) is SearchAgentV3
     assert type(make_agent("search-v2", 1)) is SearchAgentV2
@@ -142,7 +142,7 @@ def test_stage_three_compares_the_versions_number_of_positions_unless_given() ->
 
 
 def test_the_docs_example_of_a_game_against_search_v1_runs() -> None:
-    marker = 'make_agent("search", seed=1), make_agent("search-v1", seed=2)'
+    marker = 'make_agent("search-v3", seed=1), make_agent("search-v1", seed=2)'
     winner_line, agent_line = run_agents_doc_example(marker)
     assert winner_line.startswith(("winner: 0 after", "winner: 1 after"))
     assert agent_line == "SearchAgentV3 8"

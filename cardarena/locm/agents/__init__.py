@@ -58,8 +58,8 @@ BUILTIN_AGENTS: dict[str, Callable[[int | None], Agent]] = {
     "random": RandomAgent,
     "pass": PassAgent,
     "greedy": GreedyAgent,
-    "search": _search_v3,
-    "learned": _learned_v2,
+    "search": _search_v4,
+    "learned": _learned_v3,
     # Published versions, frozen: when a plain name gets a stronger agent, its present
     # code stays here under the versioned name.
     "search-v1": SearchAgent,
@@ -75,8 +75,8 @@ AGENT_DESCRIPTIONS: dict[str, str] = {
     "random": "uniformly random legal actions and deck choices: the baseline",
     "pass": "always passes in battle; builds the balanced scored deck",
     "greedy": "one action at a time, the best-scoring position next; lethal when it sees it",
-    "search": "plans whole turns within the official time limits (today: search-v3)",
-    "learned": "a position-value network trained by self-play, numpy only (today: learned-v2)",
+    "search": "plans whole turns within the official time limits (today: search-v4)",
+    "learned": "self-play networks: a position value, a deck; numpy only (today: learned-v3)",
     "search-v1": "the search agent as first published: turn planning, sampled replies",
     "search-v2": "every distinct turn as time allows, the opponent's reply; the fitted deck",
     "search-v3": "search-v2's turn planning, positions scored by learned-v2's value network",

@@ -402,11 +402,11 @@ class LearnedDeckBuilder:
                 self._decks.clear()
             cached = (state.pool, self.deck(state.pool, state.rules))
             self._decks[id(state.pool)] = cached
-        wanted = Counter(card.base_id for card in cached[1])
-        for card in cached[1]:
-            if player.chosen_counts.get(card.base_id, 0) < wanted[card.base_id]:
-                return Action(ActionType.CHOOSE, card.base_id)
-        # Past the plan (someone else chose for us): the network's pick from here.
+        plan, done = cached[1], len(player.chosen)
+        chosen = Counter(card.base_id for card in player.chosen)
+        if done < len(plan) and chosen == Counter(card.base_id for card in plan[:done]):
+            return Action(ActionType.CHOOSE, plan[done].base_id)  # the picks in their order
+        # Off the plan (someone else chose for us): the network's pick from here.
         copies = [player.chosen_counts.get(card.base_id, 0) for card in state.pool]
         cards = card_inputs(state.pool, copies, state.rules)
         legal = np.array([c < 2 for c in copies])
