@@ -5,7 +5,7 @@
 
 Each iteration plays ``--games`` whole games in the compiled engine. In each, the
 network builds one player's deck, sampling every pick from its softmax; the other
-player builds the fitted deck (what builtin:search builds) or, in ``--league`` of the
+player builds the fitted deck (what builtin:search-v3 builds) or, in ``--league`` of the
 games, the deck of a past snapshot of the network; then learned-v2's compiled network
 plays both battles. The winner is the reward: a policy-gradient step (REINFORCE, the
 mean reward against each kind of opponent as baseline, an entropy bonus, Adam) moves

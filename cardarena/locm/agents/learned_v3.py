@@ -11,7 +11,7 @@ is its features.
 
 It was trained by ``scripts/train_learned_v3.py`` with policy gradients (REINFORCE with
 a baseline) on whole games in the compiled engine: the network builds one deck, the
-opponent another (the fitted deck, which builtin:search builds, or a past snapshot),
+opponent another (the fitted deck, which builtin:search-v3 builds, or a past snapshot),
 learned-v2's compiled network battles on both sides, and the winner is the reward.
 Its battle is learned-v2's (:mod:`.learned_v2`): the legal action whose afterstate that
 value network rates best.
