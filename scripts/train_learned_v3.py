@@ -105,17 +105,6 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def wilson(wins: float, n: int) -> tuple[float, float]:
-    """The 95% Wilson interval of a win rate."""
-    if n == 0:
-        return 0.0, 1.0
-    z = 1.959964
-    p = wins / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
-
-
 def _save_atomically(path: Path, arrays: dict[str, np.ndarray]) -> None:
     partial = path.with_name(path.name + ".partial")
     with open(partial, "wb") as handle:
@@ -362,6 +351,8 @@ class Trainer:
     def evaluate(self, first_seed: int = EVAL_SEED) -> list[float]:
         """The network's most likely deck against the fitted deck, paired seeds from
         ``first_seed``, with learned-v2's battles and with greedy's: (rate, low, high) each."""
+        from cardarena.tournaments.report.model import wilson_interval
+
         out: list[float] = []
         half = self.args.eval_games // 2
         seeds = np.repeat(first_seed + np.arange(half, dtype=np.int64), 2)
@@ -371,7 +362,7 @@ class Trainer:
             self.build_decks(batch, learner, [None] * len(seeds), sample=False)
             winners = self.battle(batch, greedy=greedy)
             wins = float(np.sum(winners == learner) + 0.5 * np.sum(winners < 0))
-            out += [wins / len(seeds), *wilson(wins, len(seeds))]
+            out += [wins / len(seeds), *wilson_interval(wins, len(seeds))]
         return out
 
     def curve_row(self) -> list[float]:
