@@ -250,8 +250,7 @@ class Trainer:
                     chosen = np.argmax(np.where(masks[idx], scores, -np.inf), axis=1)
                 actions[idx] = deck + chosen
                 steps.append((idx, cards[idx].astype(np.float32), context[idx], masks[idx], chosen))
-            fitted = np.where(cards[..., -1] == cards[..., -1], cards[..., -1], 0.0)
-            best = np.argmax(np.where(masks, fitted, -np.inf), axis=1)
+            best = np.argmax(np.where(masks, cards[..., -1], -np.inf), axis=1)  # fitted
             actions[theirs] = deck + best[theirs]
             for net, games in net_games:
                 sel = games[theirs[games]]

@@ -72,30 +72,25 @@ per 10 cards, then the share of the 30 picks made."""
 FITTED_SCALE = 100.0
 
 
-def _offer_columns(version: str) -> tuple[int, int, np.ndarray, np.ndarray]:
-    """(start of the offered block, its row width, the read columns, their scales)."""
-    start, _rows, fields = observation_layout(version).blocks["offered"]
-    names = [f[0] for f in fields]
-    columns = np.array([names.index(name) for name, _ in _OFFER_FIELDS])
-    scales = np.array([1.0 / s for _, s in _OFFER_FIELDS])
-    return start, len(fields), columns, scales
+_SCALES = np.array([1.0 / scale for _, scale in _OFFER_FIELDS])
+"""What each read field is multiplied by."""
 
 
 @cache
 def _layout(version: str) -> dict[str, Any]:
+    """Where deck_inputs reads in a version's observations."""
     layout = observation_layout(version)
     start, rows, fields = layout.blocks["offered"]
     deck_start, _, deck_fields = layout.blocks["my_deck"]
+    global_start, _, global_fields = layout.blocks["global"]
     names = [f[0] for f in fields]
-    _, width, columns, scales = _offer_columns(version)
     return {
         "offered": start,
         "rows": rows,
-        "width": width,
-        "columns": columns,
-        "scales": scales,
+        "width": len(fields),
+        "columns": np.array([names.index(name) for name, _ in _OFFER_FIELDS]),
         "deck": (deck_start, len(deck_fields)),
-        "chosen": layout.blocks["global"][0] + 6,  # cards_chosen
+        "chosen": global_start + [f[0] for f in global_fields].index("cards_chosen"),
         "names": names,
     }
 
@@ -160,7 +155,7 @@ def deck_inputs(observations: np.ndarray, version: str) -> tuple[np.ndarray, np.
     start, rows, width = lay["offered"], lay["rows"], lay["width"]
     offered = observations[:, start : start + rows * width].reshape(len(observations), rows, width)
     cards = np.empty((len(observations), rows, CARD_INPUTS))
-    cards[..., :-1] = offered[..., lay["columns"]] * lay["scales"]
+    cards[..., :-1] = offered[..., lay["columns"]] * _SCALES
     cards[..., -1] = fitted_offer_values(offered, version) / FITTED_SCALE
     deck_start, deck_width = lay["deck"]
     context = np.empty((len(observations), CONTEXT_INPUTS))
@@ -318,9 +313,6 @@ def _card_block(card: Card, rules: RuleSet) -> tuple[float, ...]:
         has_area and area == 1,
         has_area and area == 2,
     )
-
-
-_SCALES = np.array([1.0 / s for _, s in _OFFER_FIELDS])
 
 
 def card_inputs(cards: Sequence[Card], copies: Sequence[int], rules: RuleSet) -> np.ndarray:
